@@ -1,0 +1,53 @@
+# The course's commands. `make lab` opens the course, `make test` runs every check.
+# Both create the virtual environment in .venv the first time.
+
+VENV := .venv
+PYTHON := $(VENV)/bin/python
+# nbgrader runs `alembic` and `jupyter` by name: the environment's bin/ must come first.
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+# Executing notebooks needs no display, and numpy/torch threads should not oversubscribe.
+export MPLBACKEND := Agg
+
+NOTEBOOKS := $(notdir $(wildcard solutions/[0-9][0-9]_*))
+
+.PHONY: help lab test lint format execute release benchmark clean
+
+help:
+	@echo "make lab        open the course in JupyterLab (creates .venv the first time)"
+	@echo "make test       lint + the whole test suite (what CI runs)"
+	@echo "make execute NB=01_vector_sets   re-run a solution notebook, storing its outputs"
+	@echo "make release    regenerate notebooks/ from solutions/ (nbgrader generate_assignment)"
+	@echo "make benchmark  time every notebook and its autograde -> benchmarks/notebooks.md"
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PYTHON) -m pip install --quiet --upgrade pip
+	$(PYTHON) -m pip install --quiet -e ".[dev]"
+	touch $@
+
+lab: $(VENV)/.installed
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(VENV)/.installed
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+test: lint
+	$(PYTHON) -m pytest
+
+execute: $(VENV)/.installed
+	@test -n "$(NB)" || (echo "usage: make execute NB=01_vector_sets" && exit 2)
+	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace solutions/$(NB)/$(NB).ipynb
+
+release: $(VENV)/.installed
+	cd autograder && for nb in $(NOTEBOOKS); do nbgrader generate_assignment $$nb --force || exit 1; done
+
+benchmark: $(VENV)/.installed
+	$(PYTHON) -m helpers.benchmarks
+
+clean:
+	rm -rf autograder/submitted autograder/autograded autograder/feedback autograder/gradebook.db

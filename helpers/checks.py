@@ -1,0 +1,228 @@
+"""Assertions for exercise tests that say *what* is wrong, not just that something is.
+
+Every check raises ``AssertionError`` with a message meant for a student: the
+expected and actual shape, the axis a softmax was taken over, the known mistake an
+answer matches. They accept ``torch.Tensor`` and ``numpy.ndarray`` alike, so the
+numpy notebook (02) and the torch notebooks share them.
+
+None of them contains solution code: where a test wants to name a known mistake it
+computes that mistake itself (usually with a library call) and passes it in
+``known_mistakes``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+ArrayLike = torch.Tensor | np.ndarray
+
+__all__ = [
+    "check_close",
+    "check_dtype",
+    "check_raises",
+    "check_sums_to_one",
+    "check_shape",
+    "check_type",
+    "check_unchanged",
+]
+
+
+def _as_numpy(x: Any) -> np.ndarray:
+    if isinstance(x, torch.Tensor):
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def _shape(x: ArrayLike) -> tuple[int, ...]:
+    return tuple(x.shape)
+
+
+def check_type(value: Any, expected: type | tuple[type, ...], name: str) -> None:
+    """Fail unless ``value`` is an instance of ``expected`` (e.g. ``torch.Tensor``)."""
+    if value is None:
+        raise AssertionError(f"{name} is None: did you forget a `return` statement?")
+    if not isinstance(value, expected):
+        wanted = (
+            expected.__name__
+            if isinstance(expected, type)
+            else " or ".join(t.__name__ for t in expected)
+        )
+        raise AssertionError(f"{name} should be a {wanted}, got {type(value).__name__}.")
+
+
+def check_shape(actual: ArrayLike, expected: Sequence[int], name: str) -> None:
+    """Fail unless ``actual.shape == expected``; name a transposed or missing dimension.
+
+    Args:
+        actual: the array or tensor to check, any shape.
+        expected: the shape it should have.
+        name: what ``actual`` is called in the exercise, used in the message.
+    """
+    if not hasattr(actual, "shape"):
+        raise AssertionError(
+            f"{name} should be an array/tensor of shape {tuple(expected)}, "
+            f"got a {type(actual).__name__}."
+        )
+    got, want = _shape(actual), tuple(int(s) for s in expected)
+    if got == want:
+        return
+    message = f"{name} has shape {got}, expected {want}."
+    if len(got) == len(want) and sorted(got) == sorted(want):
+        message += " Same sizes in another order: is the result transposed (rows and columns swapped)?"
+    elif len(got) == len(want) + 1 and 1 in got:
+        message += " There is an extra dimension of size 1: squeeze it or index it away."
+    elif len(got) + 1 == len(want):
+        message += " A dimension is missing: did you drop a batch or head dimension?"
+    elif len(got) < len(want):
+        message += " Too few dimensions: leading batch dimensions must be kept."
+    raise AssertionError(message)
+
+
+def check_dtype(actual: ArrayLike, expected: Any, name: str) -> None:
+    """Fail unless ``actual`` has dtype ``expected`` (a torch or numpy dtype)."""
+    got = actual.dtype
+    if got != expected:
+        raise AssertionError(
+            f"{name} has dtype {got}, expected {expected}. "
+            "Graded functions keep the dtype of their input (float32 stays float32, "
+            "float64 stays float64); avoid creating tensors with a fixed dtype."
+        )
+
+
+def check_sums_to_one(
+    weights: ArrayLike,
+    dim: int,
+    name: str,
+    *,
+    what: str = "the keys",
+    atol: float = 1e-5,
+) -> None:
+    """Fail unless ``weights`` sums to one along ``dim``; name the axis it does sum over.
+
+    Args:
+        weights: attention weights or probabilities, any shape.
+        dim: the axis that must sum to one (the keys' axis).
+        name: the name used in the message.
+        what: what ``dim`` indexes, for the message.
+        atol: tolerance on each sum.
+    """
+    w = _as_numpy(weights).astype(np.float64)
+    if not np.all(np.isfinite(w)):
+        raise AssertionError(
+            f"{name} contains NaN or inf. A softmax of large scores overflows unless you "
+            "subtract the maximum first; a row where every key is masked has no valid weights."
+        )
+    if w.ndim == 0:
+        raise AssertionError(f"{name} is a scalar; expected weights over {what}.")
+    dim = dim % w.ndim
+    if np.allclose(w.sum(axis=dim), 1.0, atol=atol):
+        return
+    others = [a for a in range(w.ndim) if a != dim and np.allclose(w.sum(axis=a), 1.0, atol=atol)]
+    if others:
+        raise AssertionError(
+            f"{name} sums to one along axis {others[0]} instead of axis {dim} "
+            f"(of shape {w.shape}): the softmax is taken over the wrong axis. "
+            f"It must normalise over {what}."
+        )
+    if np.any(w < -atol):
+        raise AssertionError(
+            f"{name} has negative entries: weights must be a softmax (non-negative, summing "
+            f"to one over {what})."
+        )
+    raise AssertionError(
+        f"{name} does not sum to one along axis {dim} ({what}): did you apply the softmax? "
+        f"First sums: {np.round(w.sum(axis=dim).ravel()[:4], 4).tolist()}."
+    )
+
+
+def check_close(
+    actual: ArrayLike,
+    expected: ArrayLike,
+    name: str,
+    *,
+    known_mistakes: Mapping[str, ArrayLike] | None = None,
+    atol: float = 1e-5,
+    rtol: float = 1e-4,
+) -> None:
+    """Fail unless ``actual`` equals ``expected`` within tolerance; name a known mistake.
+
+    Args:
+        actual: the student's result.
+        expected: the correct result (same shape).
+        name: the name used in the message.
+        known_mistakes: description -> the result that mistake would produce (e.g.
+            ``{"the scores are not scaled by 1/sqrt(d)": unscaled}``). When ``actual``
+            matches one of them, the message names it.
+        atol, rtol: tolerances, as in ``numpy.allclose``.
+    """
+    check_shape(actual, _shape(expected), name)
+    a = _as_numpy(actual).astype(np.float64)
+    e = _as_numpy(expected).astype(np.float64)
+    if np.allclose(a, e, atol=atol, rtol=rtol, equal_nan=False):
+        return
+    for description, wrong in (known_mistakes or {}).items():
+        w = _as_numpy(wrong).astype(np.float64)
+        if w.shape == a.shape and np.allclose(a, w, atol=atol, rtol=rtol):
+            raise AssertionError(f"{name} is not right: it looks like {description}.")
+    if not np.all(np.isfinite(a)):
+        raise AssertionError(f"{name} contains NaN or inf where the expected values are finite.")
+    diff = np.abs(a - e)
+    index = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
+    raise AssertionError(
+        f"{name} has the right shape {a.shape} but wrong values: the largest difference is "
+        f"{diff.max():.3g} at index {tuple(int(i) for i in index)} "
+        f"(got {a[index]:.6g}, expected {e[index]:.6g})."
+    )
+
+
+def check_unchanged(before: ArrayLike, after: ArrayLike, name: str) -> None:
+    """Fail if an input was modified in place (``before`` is a copy taken before the call)."""
+    if _shape(before) != _shape(after) or not np.array_equal(_as_numpy(before), _as_numpy(after)):
+        raise AssertionError(
+            f"The input {name} was modified in place. Graded functions must not change their "
+            "inputs: work on new tensors (avoid `+=`, `[...] =`, `.add_()` on inputs)."
+        )
+
+
+def check_raises(
+    exception: type[BaseException],
+    function: Callable[..., Any],
+    *args: Any,
+    mentions: str | None = None,
+    why: str = "",
+    **kwargs: Any,
+) -> BaseException:
+    """Fail unless ``function(*args, **kwargs)`` raises ``exception``.
+
+    Args:
+        exception: the exception type expected (subclasses accepted).
+        function: the function under test.
+        mentions: a string the error message must contain (e.g. the offending token).
+        why: the situation, for the message ("an out-of-vocabulary token").
+    Returns:
+        The exception raised, for further checks.
+    """
+    situation = f" for {why}" if why else ""
+    try:
+        function(*args, **kwargs)
+    except exception as error:
+        if mentions is not None and mentions not in str(error):
+            raise AssertionError(
+                f"{function.__name__} raised {exception.__name__}{situation}, but its message "
+                f"{str(error)!r} should mention {mentions!r}."
+            ) from None
+        return error
+    except NotImplementedError:
+        raise
+    except Exception as error:  # noqa: BLE001 - reported to the student
+        raise AssertionError(
+            f"{function.__name__} should raise {exception.__name__}{situation}, "
+            f"but raised {type(error).__name__}: {error}"
+        ) from None
+    raise AssertionError(
+        f"{function.__name__} should raise {exception.__name__}{situation}, but returned normally."
+    )
