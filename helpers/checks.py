@@ -72,7 +72,9 @@ def check_shape(actual: ArrayLike, expected: Sequence[int], name: str) -> None:
         return
     message = f"{name} has shape {got}, expected {want}."
     if len(got) == len(want) and sorted(got) == sorted(want):
-        message += " Same sizes in another order: is the result transposed (rows and columns swapped)?"
+        message += (
+            " Same sizes in another order: is the result transposed (rows and columns swapped)?"
+        )
     elif len(got) == len(want) + 1 and 1 in got:
         message += " There is an extra dimension of size 1: squeeze it or index it away."
     elif len(got) + 1 == len(want):

@@ -1,0 +1,157 @@
+"""A throw-away nbgrader course: release, submit, autograde, read the gradebook.
+
+Used by the test suite (to prove the grading with real nbgrader runs) and by the
+benchmark (to time autograding). Instructors grade in ``autograder/`` with nbgrader's own
+commands; this module is for checks and measurements on a copy.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+__all__ = [
+    "Course",
+    "ROOT",
+    "SOLUTIONS",
+    "RELEASED",
+    "assignments",
+    "nbgrader_env",
+    "strip_solution_markers",
+]
+
+ROOT = Path(__file__).resolve().parents[1]
+"""The repository root (this package is installed in editable mode)."""
+SOLUTIONS = ROOT / "solutions"
+RELEASED = ROOT / "notebooks"
+
+SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
+
+
+def assignments() -> list[str]:
+    """The assignments: every ``solutions/NN_topic`` folder holding ``NN_topic.ipynb``."""
+    return sorted(
+        p.parent.name for p in SOLUTIONS.glob("[0-9][0-9]_*/*.ipynb") if p.stem == p.parent.name
+    )
+
+
+def nbgrader_env() -> dict[str, str]:
+    """The environment for nbgrader subprocesses: this interpreter's bin/ first on PATH
+    (nbgrader runs ``alembic`` and the kernel by name), no GUI backend."""
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env["MPLBACKEND"] = "Agg"
+    env.pop("JUPYTER_CONFIG_DIR", None)
+    return env
+
+
+def strip_solution_markers(source: str) -> str:
+    """A solution cell's source as a student who solved it would hand it in."""
+    return "\n".join(line for line in source.splitlines() if line.strip() not in SOLUTION_MARKERS)
+
+
+class Course:
+    """A throw-away nbgrader course root with one assignment copied from ``solutions/``."""
+
+    def __init__(self, root: Path, assignment: str) -> None:
+        self.root = root
+        self.assignment = assignment
+        self.db_url = f"sqlite:///{root / 'gradebook.db'}"
+        (root / "source").mkdir(parents=True, exist_ok=True)
+        shutil.copytree(SOLUTIONS / assignment, root / "source" / assignment)
+        shutil.copy(ROOT / "autograder" / "nbgrader_config.py", root / "nbgrader_config.py")
+        # The course config points source/release at ../solutions and ../notebooks; this
+        # course keeps everything inside its own root instead.
+        with open(root / "nbgrader_config.py", "a", encoding="utf-8") as config:
+            config.write(
+                f"\nc.CourseDirectory.root = {str(root)!r}"
+                '\nc.CourseDirectory.source_directory = "source"'
+                '\nc.CourseDirectory.release_directory = "release"\n'
+            )
+
+    @property
+    def notebook_name(self) -> str:
+        return f"{self.assignment}.ipynb"
+
+    def nbgrader(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """Run an nbgrader command in this course; raise with its log if it fails."""
+        result = subprocess.run(
+            [sys.executable, "-m", "nbgrader", *args],
+            cwd=self.root,
+            env=nbgrader_env(),
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
+        if result.returncode != 0:
+            raise RuntimeError(
+                f"nbgrader {' '.join(args)} failed ({result.returncode}):\n{result.stderr[-4000:]}"
+            )
+        return result
+
+    def generate(self) -> Path:
+        """Run ``generate_assignment``; return the student notebook it wrote."""
+        self.nbgrader("generate_assignment", self.assignment, "--force")
+        return self.root / "release" / self.assignment / self.notebook_name
+
+    def released(self) -> nbformat.NotebookNode:
+        """The student version written by ``generate``."""
+        return nbformat.read(self.root / "release" / self.assignment / self.notebook_name, 4)
+
+    def source(self) -> nbformat.NotebookNode:
+        """The instructor notebook."""
+        return nbformat.read(self.root / "source" / self.assignment / self.notebook_name, 4)
+
+    def submit(self, student: str, notebook: nbformat.NotebookNode) -> None:
+        """Place ``notebook`` as ``student``'s submission, as ``nbgrader collect`` would."""
+        folder = self.root / "submitted" / student / self.assignment
+        folder.mkdir(parents=True, exist_ok=True)
+        nbformat.write(notebook, folder / self.notebook_name)
+
+    def solutions(self) -> dict[str, str]:
+        """grade_id -> source of every solution cell, as a student who solved it hands it in."""
+        return {
+            cell.metadata["nbgrader"]["grade_id"]: strip_solution_markers(cell.source)
+            for cell in self.source().cells
+            if cell.metadata.get("nbgrader", {}).get("solution")
+        }
+
+    def solved(self, replacements: dict[str, str] | None = None) -> nbformat.NotebookNode:
+        """The student version with every solution cell filled in from the instructor
+        notebook, except those named in ``replacements`` (grade_id -> new source)."""
+        answers = self.solutions()
+        unknown = sorted(set(replacements or {}) - set(answers))
+        if unknown:
+            raise KeyError(f"no solution cell with grade_id {unknown} in {self.assignment}")
+        answers.update(replacements or {})
+        notebook = self.released()
+        for cell in notebook.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if meta.get("solution"):
+                cell.source = answers[meta["grade_id"]]
+        return notebook
+
+    def autograde(self) -> None:
+        """Autograde every submission of the assignment (one nbgrader run)."""
+        self.nbgrader("autograde", self.assignment, "--force")
+
+    def scores(self, student: str) -> dict[str, tuple[float, float]]:
+        """grade_id -> (score, max_score) for every graded cell of a student's submission."""
+        from nbgrader.api import Gradebook
+
+        with Gradebook(self.db_url) as gradebook:
+            submission = gradebook.find_submission_notebook(
+                self.notebook_name.removesuffix(".ipynb"), self.assignment, student
+            )
+            return {grade.name: (grade.score, grade.max_score) for grade in submission.grades}
+
+    def autograded(self, student: str) -> nbformat.NotebookNode:
+        """A student's notebook as autograde executed it (outputs included)."""
+        return nbformat.read(
+            self.root / "autograded" / student / self.assignment / self.notebook_name, 4
+        )

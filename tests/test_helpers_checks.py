@@ -1,0 +1,134 @@
+"""The diagnostic checks name the mistake a student made."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from helpers.checks import (
+    check_close,
+    check_dtype,
+    check_raises,
+    check_shape,
+    check_sums_to_one,
+    check_type,
+    check_unchanged,
+)
+
+
+def fails_with(*fragments: str):
+    """Context manager: an AssertionError whose message contains every fragment."""
+    return pytest.raises(AssertionError, match="(?s)" + ".*".join(re.escape(f) for f in fragments))
+
+
+def test_check_shape_passes_and_names_transposition() -> None:
+    check_shape(torch.zeros(2, 3), (2, 3), "out")
+    with fails_with("out has shape (3, 2), expected (2, 3)", "transposed"):
+        check_shape(torch.zeros(3, 2), (2, 3), "out")
+
+
+def test_check_shape_names_missing_and_extra_dimensions() -> None:
+    with fails_with("missing"):
+        check_shape(torch.zeros(4, 5), (2, 4, 5), "out")
+    with fails_with("extra dimension of size 1"):
+        check_shape(torch.zeros(1, 4, 5), (4, 5), "out")
+    with fails_with("should be an array/tensor"):
+        check_shape([1, 2], (2,), "out")
+
+
+def test_check_type_and_dtype() -> None:
+    check_type(torch.zeros(1), torch.Tensor, "x")
+    with fails_with("forget a `return`"):
+        check_type(None, torch.Tensor, "x")
+    with fails_with("should be a Tensor, got list"):
+        check_type([1], torch.Tensor, "x")
+    check_dtype(np.zeros(2, dtype=np.float32), np.float32, "x")
+    with fails_with("dtype torch.float32, expected torch.float64"):
+        check_dtype(torch.zeros(2), torch.float64, "x")
+
+
+def test_check_sums_to_one_names_the_wrong_axis() -> None:
+    weights = torch.softmax(torch.randn(3, 4, generator=torch.Generator().manual_seed(0)), dim=0)
+    check_sums_to_one(weights, 0, "w")
+    with fails_with("sums to one along axis 0 instead of axis 1", "wrong axis"):
+        check_sums_to_one(weights, -1, "w")
+
+
+def test_check_sums_to_one_names_missing_softmax_and_nan() -> None:
+    with fails_with("negative entries"):
+        check_sums_to_one(torch.tensor([[2.0, -1.0, -0.5]]), 1, "w")
+    with fails_with("did you apply the softmax"):
+        check_sums_to_one(torch.tensor([[0.2, 0.3]]), 1, "w")
+    with fails_with("NaN or inf"):
+        check_sums_to_one(np.array([np.nan, 1.0]), 0, "w")
+
+
+def test_check_close_names_a_known_mistake() -> None:
+    g = torch.Generator().manual_seed(1)
+    q, k, v = (torch.randn(4, 8, generator=g) for _ in range(3))
+    right = F.scaled_dot_product_attention(q, k, v)
+    unscaled = F.scaled_dot_product_attention(q, k, v, scale=1.0)
+    check_close(right, right.clone(), "out", known_mistakes={"unscaled": unscaled})
+    with fails_with("looks like the scores are not scaled by 1/sqrt"):
+        check_close(
+            unscaled,
+            right,
+            "out",
+            known_mistakes={"the scores are not scaled by 1/sqrt(d)": unscaled},
+        )
+
+
+def test_check_close_reports_the_largest_difference() -> None:
+    expected = np.arange(6.0).reshape(2, 3)
+    actual = expected.copy()
+    actual[1, 2] += 0.5
+    with fails_with("largest difference is 0.5 at index (1, 2)", "got 5.5, expected 5"):
+        check_close(actual, expected, "out")
+    with fails_with("shape"):
+        check_close(actual.T, expected, "out")
+
+
+def test_check_close_accepts_float64_and_numpy_against_torch() -> None:
+    x = torch.linspace(0, 1, 5, dtype=torch.float64)
+    check_close(x.numpy(), x.float(), "x")
+
+
+def test_check_unchanged() -> None:
+    x = torch.ones(3)
+    before = x.clone()
+    check_unchanged(before, x, "X")
+    x += 1
+    with fails_with("modified in place"):
+        check_unchanged(before, x, "X")
+
+
+def test_check_raises() -> None:
+    def lookup(key: str) -> int:
+        return {"a": 1}[key]
+
+    error = check_raises(KeyError, lookup, "zebra", mentions="zebra", why="an unknown key")
+    assert isinstance(error, KeyError)
+    with fails_with("should raise ValueError for an unknown key, but raised KeyError"):
+        check_raises(ValueError, lookup, "zebra", why="an unknown key")
+    with fails_with("returned normally"):
+        check_raises(KeyError, lookup, "a")
+    with fails_with("should mention 'giraffe'"):
+        check_raises(KeyError, lookup, "zebra", mentions="giraffe")
+
+
+def test_check_raises_lets_not_implemented_through() -> None:
+    def stub() -> None:
+        raise NotImplementedError()
+
+    with pytest.raises(NotImplementedError):
+        check_raises(ValueError, stub)
+
+
+def test_messages_are_finite_for_inf_results() -> None:
+    with fails_with("NaN or inf"):
+        check_close(np.array([math.inf, 0.0]), np.array([1.0, 0.0]), "x")

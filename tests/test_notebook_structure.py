@@ -1,0 +1,161 @@
+"""Every instructor notebook follows the course's anatomy (CONTRIBUTING.md) and contract.
+
+The contract below is the syllabus's list of graded functions with their parameters
+(COURSE.md): students, graders and later notebooks rely on these names.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+
+import nbformat
+import pytest
+
+from helpers.grading import SOLUTIONS, assignments
+from helpers.setup import badge_markdown, colab_setup_source
+
+GRADED_FUNCTIONS: dict[str, dict[str, list[str]]] = {
+    "01_vector_sets": {
+        "one_hot": ["tokens", "vocab"],
+        "frame_signal": ["signal", "frame_length", "hop_length"],
+        "context_window": ["X", "k"],
+    },
+    "02_soft_select": {
+        "hard_select": ["q", "K", "V"],
+        "dot_scores": ["q", "K"],
+        "additive_scores": ["q", "K", "W_q", "W_k", "w"],
+        "softmax": ["x", "axis"],
+        "soft_select": ["q", "K", "V", "temperature"],
+    },
+    "03_matrix_form": {
+        "self_attention_columns": ["I", "W_q", "W_k", "W_v"],
+        "attention": ["Q", "K", "V", "mask"],
+        "causal_mask": ["n"],
+    },
+}
+
+NBGRADER_KEYS = {
+    "grade", "solution", "locked", "task", "grade_id", "points", "checksum", "cell_type",
+    "schema_version",
+}  # fmt: skip
+
+ASSIGNMENTS = assignments()
+
+
+def load(assignment: str) -> nbformat.NotebookNode:
+    return nbformat.read(SOLUTIONS / assignment / f"{assignment}.ipynb", 4)
+
+
+def nbgrader(cell: nbformat.NotebookNode) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+def defined_names(source: str) -> list[tuple[str, list[str]]]:
+    """(name, parameter names) of each top-level def/class in a cell."""
+    tree = ast.parse(source)
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            found.append((node.name, [a.arg for a in node.args.args]))
+        elif isinstance(node, ast.ClassDef):
+            found.append((node.name, []))
+    return found
+
+
+def test_the_syllabus_notebooks_exist() -> None:
+    missing = sorted(set(GRADED_FUNCTIONS) - set(ASSIGNMENTS))
+    assert not missing, f"no instructor notebook for {missing}"
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_opening_cells(assignment: str) -> None:
+    cells = load(assignment).cells
+    assert cells[0].cell_type == "markdown" and cells[0].source.startswith(
+        badge_markdown(assignment)
+    ), "the first cell must start with helpers.setup.badge_markdown(assignment)"
+    intro = cells[0].source.lower()
+    assert "goal" in intro and re.search(r"\d+\s*minutes", intro), (
+        "the first cell states the learning goals and the estimated time in minutes"
+    )
+    assert cells[1].cell_type == "code" and cells[1].source.startswith(colab_setup_source()), (
+        "the second cell must be helpers.setup.colab_setup_source()"
+    )
+    assert any("start_notebook()" in c.source for c in cells[2:4] if c.cell_type == "code"), (
+        "the imports cell calls helpers.setup.start_notebook() to seed everything"
+    )
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_closing_sections(assignment: str) -> None:
+    headings = [
+        line.lstrip("#").strip().lower()
+        for cell in load(assignment).cells
+        if cell.cell_type == "markdown"
+        for line in cell.source.splitlines()
+        if line.startswith("#")
+    ]
+    assert "summary" in headings, "a '## Summary' section is missing"
+    assert "further reading" in headings, "a '## Further reading' section is missing"
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_graded_cells_follow_the_contract(assignment: str) -> None:
+    cells = load(assignment).cells
+    ids = [nbgrader(c)["grade_id"] for c in cells if nbgrader(c)]
+    assert len(ids) == len(set(ids)), f"duplicate grade_ids: {ids}"
+    for cell in cells:
+        if nbgrader(cell):
+            assert set(nbgrader(cell)) <= NBGRADER_KEYS, f"unknown nbgrader keys in {cell.id}"
+
+    solutions = {}
+    for cell in cells:
+        if nbgrader(cell).get("solution"):
+            definitions = defined_names(cell.source)
+            assert len(definitions) == 1, (
+                f"solution cell {nbgrader(cell)['grade_id']} must hold exactly one def/class"
+            )
+            name, parameters = definitions[0]
+            assert nbgrader(cell)["grade_id"] == name, "a solution cell's grade_id is its name"
+            assert "### BEGIN SOLUTION" in cell.source
+            solutions[name] = parameters
+    expected = GRADED_FUNCTIONS.get(assignment)
+    if expected is not None:
+        assert solutions == expected, "graded functions or their parameters differ from COURSE.md"
+
+    points: dict[str, float] = defaultdict(float)
+    hidden: dict[str, bool] = defaultdict(bool)
+    for cell in cells:
+        meta = nbgrader(cell)
+        if meta.get("grade"):
+            match = re.fullmatch(r"test_(.+?)(?:_(\d+))?", meta["grade_id"])
+            assert match and match.group(1) in solutions, (
+                f"test cell {meta['grade_id']} does not name a graded function"
+            )
+            assert meta.get("locked"), f"test cell {meta['grade_id']} must be locked"
+            points[match.group(1)] += meta["points"]
+            hidden[match.group(1)] |= "### BEGIN HIDDEN TESTS" in cell.source
+            visible = cell.source.split("### BEGIN HIDDEN TESTS")[0]
+            assert "check_" in visible or "assert" in visible, (
+                f"{meta['grade_id']} has no visible test"
+            )
+    for name in solutions:
+        assert 1 <= points[name] <= 3, f"{name} is worth {points[name]} points, not 1 to 3"
+        assert hidden[name], f"{name} has no hidden tests"
+    assert 8 <= sum(points.values()) <= 15, f"the notebook is worth {sum(points.values())} points"
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_stored_outputs_are_clean(assignment: str) -> None:
+    """The committed solution is executed top to bottom, without errors or warnings."""
+    code = [c for c in load(assignment).cells if c.cell_type == "code"]
+    assert all(c.execution_count is not None for c in code), (
+        f"solutions/{assignment} has unexecuted cells: run `make execute NB={assignment}`"
+    )
+    counts = [c.execution_count for c in code]
+    assert counts == list(range(1, len(code) + 1)), "cells were not executed in order once each"
+    for cell in code:
+        for output in cell.outputs:
+            assert output.output_type != "error", f"cell {cell.id} stores an error"
+            assert output.get("name") != "stderr", f"cell {cell.id} writes to stderr"

@@ -1,0 +1,36 @@
+"""``notebooks/`` is exactly what ``nbgrader generate_assignment`` makes of ``solutions/`` today."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from helpers.grading import RELEASED, SOLUTIONS, Course, assignments
+
+ASSIGNMENTS = assignments()
+
+
+def test_every_solution_has_a_student_version_and_vice_versa() -> None:
+    released = sorted(p.parent.name for p in RELEASED.glob("*/*.ipynb"))
+    assert released == ASSIGNMENTS, (
+        "notebooks/ and solutions/ hold different notebooks: run `make release`"
+    )
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_student_version_is_current(assignment: str, tmp_path) -> None:
+    generated = Course(tmp_path, assignment).generate()
+    committed = RELEASED / assignment / f"{assignment}.ipynb"
+    assert json.loads(committed.read_text()) == json.loads(generated.read_text()), (
+        f"notebooks/{assignment} differs from what generate_assignment makes of "
+        f"solutions/{assignment}: run `make release` and commit the result"
+    )
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_student_version_leaks_no_solution(assignment: str) -> None:
+    text = (RELEASED / assignment / f"{assignment}.ipynb").read_text()
+    for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"):
+        assert marker not in text, f"notebooks/{assignment} contains {marker!r}"
+    assert (SOLUTIONS / assignment).is_dir()
