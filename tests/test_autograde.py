@@ -128,3 +128,19 @@ def test_case_is_graded_as_expected(assignment: str, case: Case, graded_course) 
             f"a wrong {case.function} also costs points in {lost_elsewhere}: "
             "test cells must depend only on their own function"
         )
+
+
+@by_assignment
+def test_instructor_gets_feedback_and_a_grades_table(assignment: str, graded_course) -> None:
+    """The README's last two instructor steps: per-student feedback and the grades CSV."""
+    import csv
+
+    course = graded_course(assignment)
+    course.nbgrader("generate_feedback", assignment, "--force")
+    feedback = course.root / "feedback" / SOLUTION / assignment / f"{assignment}.html"
+    assert feedback.is_file() and "test_" in feedback.read_text(encoding="utf-8")
+    course.nbgrader("export", "--to", str(course.root / "grades.csv"))
+    with open(course.root / "grades.csv", newline="", encoding="utf-8") as table:
+        rows = {row["student_id"]: row for row in csv.DictReader(table)}
+    assert float(rows[SOLUTION]["score"]) == float(rows[SOLUTION]["max_score"]) > 0
+    assert float(rows[STUB]["score"]) == 0

@@ -14,7 +14,7 @@ import nbformat
 import pytest
 
 from helpers.grading import SOLUTIONS, assignments
-from helpers.setup import badge_markdown, colab_setup_source
+from helpers.setup import badge_markdown, colab_setup_source, colab_url
 
 GRADED_FUNCTIONS: dict[str, dict[str, list[str]]] = {
     "01_vector_sets": {
@@ -159,3 +159,10 @@ def test_stored_outputs_are_clean(assignment: str) -> None:
         for output in cell.outputs:
             assert output.output_type != "error", f"cell {cell.id} stores an error"
             assert output.get("name") != "stderr", f"cell {cell.id} writes to stderr"
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_readme_links_the_notebook_and_its_colab_badge(assignment: str) -> None:
+    readme = (SOLUTIONS.parent / "README.md").read_text(encoding="utf-8")
+    assert f"(notebooks/{assignment}/{assignment}.ipynb)" in readme
+    assert f"({colab_url(assignment)})" in readme
