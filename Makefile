@@ -5,8 +5,6 @@ VENV := .venv
 PYTHON := $(VENV)/bin/python
 # nbgrader runs `alembic` and `jupyter` by name: the environment's bin/ must come first.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
-# Executing notebooks needs no display, and numpy/torch threads should not oversubscribe.
-export MPLBACKEND := Agg
 
 NOTEBOOKS := $(notdir $(wildcard solutions/[0-9][0-9]_*))
 

@@ -42,10 +42,11 @@ def assignments() -> list[str]:
 
 def nbgrader_env() -> dict[str, str]:
     """The environment for nbgrader subprocesses: this interpreter's bin/ first on PATH
-    (nbgrader runs ``alembic`` and the kernel by name), no GUI backend."""
+    (nbgrader runs ``alembic`` and the kernel by name). MPLBACKEND is dropped: a kernel
+    with it set to Agg would not store inline figures."""
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    env["MPLBACKEND"] = "Agg"
+    env.pop("MPLBACKEND", None)
     env.pop("JUPYTER_CONFIG_DIR", None)
     return env
 
