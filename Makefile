@@ -35,7 +35,8 @@ format: $(VENV)/.installed
 	$(VENV)/bin/ruff format .
 
 test: lint
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest -n auto --dist loadgroup tests
+	$(PYTHON) -m pytest -n auto --dist loadfile --nbval --nbval-current-env --nbval-cell-timeout=120 solutions
 
 execute: $(VENV)/.installed
 	@test -n "$(NB)" || (echo "usage: make execute NB=01_vector_sets" && exit 2)
