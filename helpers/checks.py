@@ -87,6 +87,8 @@ def check_shape(actual: ArrayLike, expected: Sequence[int], name: str) -> None:
 def check_dtype(actual: ArrayLike, expected: Any, name: str) -> None:
     """Fail unless ``actual`` has dtype ``expected`` (a torch or numpy dtype)."""
     got = actual.dtype
+    if isinstance(actual, np.ndarray):
+        expected = np.dtype(expected)  # so that np.float32 prints as float32
     if got != expected:
         raise AssertionError(
             f"{name} has dtype {got}, expected {expected}. "

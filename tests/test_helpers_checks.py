@@ -50,6 +50,8 @@ def test_check_type_and_dtype() -> None:
     check_dtype(np.zeros(2, dtype=np.float32), np.float32, "x")
     with fails_with("dtype torch.float32, expected torch.float64"):
         check_dtype(torch.zeros(2), torch.float64, "x")
+    with fails_with("dtype float64, expected float32."):
+        check_dtype(np.zeros(2), np.float32, "x")
 
 
 def test_check_sums_to_one_names_the_wrong_axis() -> None:
