@@ -22,6 +22,7 @@ __all__ = [
     "RELEASED",
     "assignments",
     "nbgrader_env",
+    "solution_sources",
     "strip_solution_markers",
 ]
 
@@ -54,6 +55,16 @@ def nbgrader_env() -> dict[str, str]:
 def strip_solution_markers(source: str) -> str:
     """A solution cell's source as a student who solved it would hand it in."""
     return "\n".join(line for line in source.splitlines() if line.strip() not in SOLUTION_MARKERS)
+
+
+def solution_sources(notebook: nbformat.NotebookNode) -> dict[str, str]:
+    """grade_id -> source of every solution cell of an instructor notebook, without the
+    solution markers (as a student who solved it hands it in)."""
+    return {
+        cell.metadata["nbgrader"]["grade_id"]: strip_solution_markers(cell.source)
+        for cell in notebook.cells
+        if cell.metadata.get("nbgrader", {}).get("solution")
+    }
 
 
 class Course:
@@ -116,25 +127,33 @@ class Course:
 
     def solutions(self) -> dict[str, str]:
         """grade_id -> source of every solution cell, as a student who solved it hands it in."""
-        return {
-            cell.metadata["nbgrader"]["grade_id"]: strip_solution_markers(cell.source)
-            for cell in self.source().cells
-            if cell.metadata.get("nbgrader", {}).get("solution")
-        }
+        return solution_sources(self.source())
 
-    def solved(self, replacements: dict[str, str] | None = None) -> nbformat.NotebookNode:
+    def solved(
+        self, replacements: dict[str, str] | None = None, *, demos: bool = True
+    ) -> nbformat.NotebookNode:
         """The student version with every solution cell filled in from the instructor
-        notebook, except those named in ``replacements`` (grade_id -> new source)."""
+        notebook, except those named in ``replacements`` (grade_id -> new source).
+
+        With ``demos=False`` the ungraded code cells after the first exercise are emptied
+        (a student may edit them freely; the test cells never depend on them), which makes
+        a submission much faster to grade.
+        """
         answers = self.solutions()
         unknown = sorted(set(replacements or {}) - set(answers))
         if unknown:
             raise KeyError(f"no solution cell with grade_id {unknown} in {self.assignment}")
         answers.update(replacements or {})
         notebook = self.released()
-        for cell in notebook.cells:
+        first_exercise = None
+        for index, cell in enumerate(notebook.cells):
             meta = cell.metadata.get("nbgrader", {})
             if meta.get("solution"):
                 cell.source = answers[meta["grade_id"]]
+                first_exercise = index if first_exercise is None else first_exercise
+            elif not demos and first_exercise is not None and cell.cell_type == "code":
+                if not meta.get("grade") and not meta.get("locked"):
+                    cell.source = ""
         return notebook
 
     def autograde(self) -> None:

@@ -7,14 +7,26 @@ re-implements scoring.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from helpers.grading import Course, assignments
+import nbformat
 
-__all__ = ["Case", "Course", "assignments", "cells_of", "load_cases"]
+from helpers.grading import SOLUTIONS, Course, assignments, solution_sources
+
+__all__ = [
+    "Case",
+    "Course",
+    "Submission",
+    "assignments",
+    "cells_of",
+    "load_cases",
+    "pack",
+    "reference_solutions",
+]
 
 CASES_DIR = Path(__file__).resolve().parent / "grading_cases"
 
@@ -64,3 +76,68 @@ def cells_of(
         for name, value in scores.items()
         if name == own or (name.startswith(own + "_") and name[len(own) + 1 :].isdigit())
     }
+
+
+def reference_solutions(assignment: str) -> dict[str, str]:
+    """grade_id -> reference source of every solution cell of ``solutions/<assignment>``."""
+    return solution_sources(nbformat.read(SOLUTIONS / assignment / f"{assignment}.ipynb", 4))
+
+
+@dataclass(frozen=True)
+class Submission:
+    """One student notebook carrying several cases, at most one per graded function."""
+
+    student: str
+    cases: tuple[Case, ...]
+
+    def replacements(self) -> dict[str, str]:
+        return {case.function: case.source for case in self.cases}
+
+
+def _defined_names(case: Case) -> set[str]:
+    """The function's name and every other top-level name the answer defines (imports
+    excepted: they rebind the same modules)."""
+    names = {case.function}
+    for node in ast.parse(case.source).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+def _used_names(*sources: str) -> set[str]:
+    """Every identifier the code uses (docstrings and comments do not count)."""
+    return {
+        node.id for source in sources for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Name)
+    }  # fmt: skip
+
+
+def pack(cases: list[Case], reference: dict[str, str], prefix: str) -> list[Submission]:
+    """Put the cases into as few submissions as possible, keeping each grade attributable.
+
+    A submission never holds two cases of one function, nor cases of two functions where
+    one's answer or reference solution uses a name the other defines (``soft_select``
+    calling ``softmax``, two answers with a helper of the same name). Test cells are
+    self-contained, so one answer cannot change another function's grade otherwise;
+    ``tests/test_autograde.py`` checks that every cell without a wrong answer still
+    scores full marks.
+    """
+
+    def independent(a: Case, b: Case) -> bool:
+        return (
+            a.function != b.function
+            and not _defined_names(b) & _used_names(a.source, reference[a.function])
+            and not _defined_names(a) & _used_names(b.source, reference[b.function])
+        )
+
+    groups: list[list[Case]] = []
+    for case in cases:
+        group = next((g for g in groups if all(independent(case, other) for other in g)), None)
+        if group is None:
+            groups.append([case])
+        else:
+            group.append(case)
+    return [Submission(f"{prefix}{i:02d}", tuple(group)) for i, group in enumerate(groups)]

@@ -1,49 +1,100 @@
-"""The grading, proven by a real ``nbgrader autograde`` round trip per notebook.
+"""The grading, proven by real ``nbgrader autograde`` round trips.
 
-For each assignment one temporary course is built; the reference solution, the untouched
-student version and every case of ``tests/grading_cases/<assignment>.py`` are submitted as
-separate students, graded in one ``nbgrader autograde`` run, and their scores read from
-the gradebook.
+Per assignment, temporary nbgrader courses are built from ``solutions/``:
+
+- a *reference* course grades the complete reference solution and the untouched student
+  version, as students would hand them in;
+- *case* courses grade the answers of ``tests/grading_cases/<assignment>.py``. Each
+  submission is the reference solution with a few solution cells replaced by cases of
+  different, independent functions (``autograding.pack``), so one kernel start grades
+  several cases; a case's grade is read from its own function's test cells. Ungraded demo
+  cells after the first exercise are emptied, as a student is free to do (they are neither
+  locked nor graded): test cells are self-contained, and every case course also grades the
+  reference solution in that same form, which must score full marks.
+
+Scores are read from nbgrader's gradebook; nothing here re-implements scoring.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
-from autograding import Case, Course, assignments, cells_of, load_cases
+from autograding import (
+    Case,
+    Course,
+    Submission,
+    assignments,
+    cells_of,
+    load_cases,
+    pack,
+    reference_solutions,
+)
 
 SOLUTION = "reference_solution"
 STUB = "untouched_student_version"
+TRIMMED_SOLUTION = "reference_solution_without_demos"
+SUBMISSIONS_PER_COURSE = 6
+"""Submissions graded in one nbgrader run: few enough for the courses to balance across the
+test workers, enough that course set-up (about 5 s) stays a small share."""
 
 ASSIGNMENTS = assignments()
-CASES = [(a, case) for a in ASSIGNMENTS for case in load_cases(a)]
+
+
+def course_batches(assignment: str) -> list[list[Submission]]:
+    """The case submissions of an assignment, split into courses."""
+    submissions = pack(load_cases(assignment), reference_solutions(assignment), "answers_")
+    count = max(1, math.ceil(len(submissions) / SUBMISSIONS_PER_COURSE))
+    return [submissions[i::count] for i in range(count)]
+
+
+BATCHES = [
+    (assignment, batch, submissions)
+    for assignment in ASSIGNMENTS
+    for batch, submissions in enumerate(course_batches(assignment))
+]
 
 
 @pytest.fixture(scope="session")
 def graded_course(tmp_path_factory):
-    """``graded_course(assignment)``: a course in which the reference solution, the untouched
-    student version and every case of that assignment have been autograded (built once)."""
-    courses: dict[str, Course] = {}
+    """``graded_course(assignment, batch=None)``: a course in which the reference solution and
+    the untouched student version (``batch=None``) or one batch of case submissions have
+    been autograded; each course is built once per test worker."""
+    courses: dict[tuple[str, int | None], Course] = {}
 
-    def get(assignment: str) -> Course:
-        if assignment not in courses:
-            course = Course(tmp_path_factory.mktemp(assignment), assignment)
+    def get(assignment: str, batch: int | None = None) -> Course:
+        key = (assignment, batch)
+        if key not in courses:
+            name = f"{assignment}-{'reference' if batch is None else f'cases{batch}'}"
+            course = Course(tmp_path_factory.mktemp(name), assignment)
             course.generate()
-            course.submit(SOLUTION, course.solved())
-            course.submit(STUB, course.released())
-            for case in load_cases(assignment):
-                course.submit(case.student, course.solved({case.function: case.source}))
+            if batch is None:
+                course.submit(SOLUTION, course.solved())
+                course.submit(STUB, course.released())
+            else:
+                course.submit(TRIMMED_SOLUTION, course.solved(demos=False))
+                for submission in course_batches(assignment)[batch]:
+                    answer = course.solved(submission.replacements(), demos=False)
+                    course.submit(submission.student, answer)
             course.autograde()
-            courses[assignment] = course
-        return courses[assignment]
+            courses[key] = course
+        return courses[key]
 
     return get
 
 
-# All tests of one assignment share its graded course: keep them on one xdist worker.
+# The tests of one course share it: keep them on one xdist worker (--dist loadgroup).
 by_assignment = pytest.mark.parametrize(
-    "assignment", [pytest.param(a, marks=pytest.mark.xdist_group(a)) for a in ASSIGNMENTS]
+    "assignment",
+    [pytest.param(a, marks=pytest.mark.xdist_group(f"{a}-reference")) for a in ASSIGNMENTS],
+)
+by_batch = pytest.mark.parametrize(
+    ("assignment", "batch"),
+    [
+        pytest.param(a, b, id=f"{a}-batch{b}", marks=pytest.mark.xdist_group(f"{a}-{b}"))
+        for a, b, _ in BATCHES
+    ],
 )
 
 
@@ -94,40 +145,79 @@ def test_every_graded_function_has_enough_cases(assignment: str, graded_course) 
         assert cells_of(function, graded.scores(SOLUTION)), f"{function} has no test cell"
 
 
+@by_batch
+def test_solution_without_demo_cells_scores_full_marks(
+    assignment: str, batch: int, graded_course
+) -> None:
+    """The form in which the cases are graded loses no points by itself."""
+    scores = graded_course(assignment, batch).scores(TRIMMED_SOLUTION)
+    lost = {name: s for name, s in scores.items() if s[0] != s[1]}
+    assert not lost, f"without its demo cells the reference solution loses {lost}"
+
+
 @pytest.mark.parametrize(
-    ("assignment", "case"),
-    [pytest.param(a, c, id=f"{a}-{c.student}", marks=pytest.mark.xdist_group(a)) for a, c in CASES],
+    ("assignment", "batch", "student", "case"),
+    [
+        pytest.param(
+            a,
+            b,
+            sub.student,
+            case,
+            id=f"{a}-{case.student}",
+            marks=pytest.mark.xdist_group(f"{a}-{b}"),
+        )
+        for a, b, submissions in BATCHES
+        for sub in submissions
+        for case in sub.cases
+    ],
 )
-def test_case_is_graded_as_expected(assignment: str, case: Case, graded_course) -> None:
-    course = graded_course(assignment)
-    scores = course.scores(case.student)
-    own = cells_of(case.function, scores)
-    others = {name: s for name, s in scores.items() if name not in own}
+def test_case_is_graded_as_expected(
+    assignment: str, batch: int, student: str, case: Case, graded_course
+) -> None:
+    own = cells_of(case.function, graded_course(assignment, batch).scores(student))
+    earned, possible = sum(s[0] for s in own.values()), sum(s[1] for s in own.values())
+    assert own, f"{case.function} has no test cell"
     if case.kind == "right":
-        lost = {name: s for name, s in scores.items() if s[0] != s[1]}
-        assert not lost, f"a correct answer ({case.name}) loses points in {lost}"
+        assert earned == possible, (
+            f"a correct answer ({case.name}) scores {earned} of {possible} on {own}"
+        )
     else:
-        earned, possible = sum(s[0] for s in own.values()), sum(s[1] for s in own.values())
         assert earned < possible, (
             f"a wrong answer ({case.name}) still earns full marks on {sorted(own)}: "
             "the tests do not catch this mistake"
         )
-        # A solution that calls another graded function (soft_select using softmax) may
-        # lose points with it; every other test cell must be unaffected.
-        callers = {
-            name
-            for name, source in course.solutions().items()
-            if name != case.function and re.search(rf"\b{case.function}\s*\(", source)
-        }
-        lost_elsewhere = {
-            name: s
-            for name, s in others.items()
-            if s[0] != s[1] and not any(cells_of(caller, {name: s}) for caller in callers)
-        }
-        assert not lost_elsewhere, (
-            f"a wrong {case.function} also costs points in {lost_elsewhere}: "
-            "test cells must depend only on their own function"
-        )
+
+
+@pytest.mark.parametrize(
+    ("assignment", "batch", "submission"),
+    [
+        pytest.param(a, b, sub, id=f"{a}-{sub.student}", marks=pytest.mark.xdist_group(f"{a}-{b}"))
+        for a, b, submissions in BATCHES
+        for sub in submissions
+    ],
+)
+def test_wrong_answers_cost_points_only_on_their_own_tests(
+    assignment: str, batch: int, submission: Submission, graded_course
+) -> None:
+    course = graded_course(assignment, batch)
+    scores = course.scores(submission.student)
+    wrong = {case.function for case in submission.cases if case.kind == "wrong"}
+    # A reference solution that calls a graded function (soft_select using softmax) may
+    # lose points with it; every other test cell must be unaffected.
+    callers = {
+        name
+        for name, source in course.solutions().items()
+        if any(re.search(rf"\b{function}\s*\(", source) for function in wrong)
+    }
+    lost = {
+        name: s
+        for name, s in scores.items()
+        if s[0] != s[1] and not any(cells_of(f, {name: s}) for f in wrong | callers)
+    }
+    assert not lost, (
+        f"the wrong answers to {sorted(wrong)} also cost points in {lost}: "
+        "test cells must depend only on their own function"
+    )
 
 
 @by_assignment
