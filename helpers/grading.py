@@ -48,7 +48,6 @@ def nbgrader_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     env.pop("MPLBACKEND", None)
-    env.pop("JUPYTER_CONFIG_DIR", None)
     return env
 
 

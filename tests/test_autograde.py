@@ -199,14 +199,13 @@ def test_case_is_graded_as_expected(
 def test_wrong_answers_cost_points_only_on_their_own_tests(
     assignment: str, batch: int, submission: Submission, graded_course
 ) -> None:
-    course = graded_course(assignment, batch)
-    scores = course.scores(submission.student)
+    scores = graded_course(assignment, batch).scores(submission.student)
     wrong = {case.function for case in submission.cases if case.kind == "wrong"}
     # A reference solution that calls a graded function (soft_select using softmax) may
     # lose points with it; every other test cell must be unaffected.
     callers = {
         name
-        for name, source in course.solutions().items()
+        for name, source in reference_solutions(assignment).items()
         if any(re.search(rf"\b{function}\s*\(", source) for function in wrong)
     }
     lost = {
