@@ -23,8 +23,11 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m pip install --quiet -e ".[dev]"
 	touch $@
 
+# Jupyter refuses to run as root (containers, CI machines) unless told it may.
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
+
 lab: $(VENV)/.installed
-	$(VENV)/bin/jupyter lab --notebook-dir=notebooks
+	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $(ALLOW_ROOT)
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
