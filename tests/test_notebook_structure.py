@@ -34,6 +34,19 @@ GRADED_FUNCTIONS: dict[str, dict[str, list[str]]] = {
         "attention": ["Q", "K", "V", "mask"],
         "causal_mask": ["n"],
     },
+    "04_multi_head": {
+        "split_heads": ["X", "num_heads"],
+        "merge_heads": ["X"],
+        "MultiHeadSelfAttention": [
+            "__init__(self, d_model, num_heads, bias)",
+            "forward(self, X, mask)",
+        ],
+    },
+    "05_positional_encoding": {
+        "sinusoidal_encoding": ["num_positions", "d_model"],
+        "relative_positions": ["n", "max_distance"],
+        "apply_rope": ["x", "positions"],
+    },
 }
 
 NBGRADER_KEYS = {
@@ -53,14 +66,20 @@ def nbgrader(cell: nbformat.NotebookNode) -> dict:
 
 
 def defined_names(source: str) -> list[tuple[str, list[str]]]:
-    """(name, parameter names) of each top-level def/class in a cell."""
+    """(name, parameters) of each top-level def/class in a cell: a function's parameter
+    names; a class's public methods as ``name(parameters)``."""
     tree = ast.parse(source)
     found = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
             found.append((node.name, [a.arg for a in node.args.args]))
         elif isinstance(node, ast.ClassDef):
-            found.append((node.name, []))
+            methods = [
+                f"{m.name}({', '.join(a.arg for a in m.args.args)})"
+                for m in node.body
+                if isinstance(m, ast.FunctionDef) and (m.name == "__init__" or m.name[0] != "_")
+            ]
+            found.append((node.name, methods))
     return found
 
 
