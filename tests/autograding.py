@@ -115,12 +115,14 @@ def _used_names(*sources: str) -> set[str]:
     }  # fmt: skip
 
 
-def pack(cases: list[Case], reference: dict[str, str], prefix: str) -> list[Submission]:
+def pack(cases: list[Case], prefix: str) -> list[Submission]:
     """Put the cases into as few submissions as possible, keeping each grade attributable.
 
-    A submission never holds two cases of one function, nor cases of two functions where
-    one's answer or reference solution uses a name the other defines (``soft_select``
-    calling ``softmax``, two answers with a helper of the same name). Test cells are
+    A submission never holds two cases of one function, nor two answers where one uses a
+    name the other defines (a ``soft_select`` answer calling ``softmax``, two answers with a
+    helper of the same name). A case replaces its function's reference solution, so only
+    the answers' own code matters here; reference solutions of functions left in place
+    that call a wrong answer are allowed to lose points with it. Test cells are
     self-contained, so one answer cannot change another function's grade otherwise;
     ``tests/test_autograde.py`` checks that every cell without a wrong answer still
     scores full marks.
@@ -129,8 +131,8 @@ def pack(cases: list[Case], reference: dict[str, str], prefix: str) -> list[Subm
     def independent(a: Case, b: Case) -> bool:
         return (
             a.function != b.function
-            and not _defined_names(b) & _used_names(a.source, reference[a.function])
-            and not _defined_names(a) & _used_names(b.source, reference[b.function])
+            and not _defined_names(b) & _used_names(a.source)
+            and not _defined_names(a) & _used_names(b.source)
         )
 
     groups: list[list[Case]] = []

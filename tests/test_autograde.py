@@ -44,7 +44,7 @@ ASSIGNMENTS = assignments()
 
 def course_batches(assignment: str) -> list[list[Submission]]:
     """The case submissions of an assignment, split into courses."""
-    submissions = pack(load_cases(assignment), reference_solutions(assignment), "answers_")
+    submissions = pack(load_cases(assignment), "answers_")
     count = max(1, math.ceil(len(submissions) / SUBMISSIONS_PER_COURSE))
     return [submissions[i::count] for i in range(count)]
 
