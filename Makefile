@@ -15,7 +15,8 @@ help:
 	@echo "make test       lint + the whole test suite (what CI runs)"
 	@echo "make execute NB=01_vector_sets   re-run a solution notebook, storing its outputs"
 	@echo "make release    regenerate notebooks/ from solutions/ (nbgrader generate_assignment)"
-	@echo "make benchmark  time every notebook and its autograde -> benchmarks/notebooks.md"
+	@echo "make benchmark  time every notebook and its autograde -> benchmarks/notebooks.md,"
+	@echo "                and attention against length (notebook 06) -> benchmarks/efficient_attention.md"
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -49,7 +50,8 @@ release: $(VENV)/.installed
 	cd autograder && for nb in $(NOTEBOOKS); do nbgrader generate_assignment $$nb --force || exit 1; done
 
 benchmark: $(VENV)/.installed
-	$(PYTHON) -m helpers.benchmarks
+	$(PYTHON) -m helpers.benchmarks attention
+	$(PYTHON) -m helpers.benchmarks notebooks
 
 clean:
 	rm -rf autograder/submitted autograder/autograded autograder/feedback autograder/gradebook.db

@@ -1,10 +1,11 @@
-"""Time every instructor notebook and its autograding; write the table.
+"""Measure what the course promises about speed and memory; write the tables.
 
-    python -m helpers.benchmarks                 # all notebooks -> benchmarks/notebooks.md
-    python -m helpers.benchmarks 03_matrix_form  # some of them
-    make benchmark                               # the same as the first line
+    python -m helpers.benchmarks notebooks          # every notebook -> benchmarks/notebooks.md
+    python -m helpers.benchmarks notebooks 03_matrix_form     # some of them
+    python -m helpers.benchmarks attention          # notebook 06: attention against length
+    make benchmark                                  # both
 
-For each notebook it measures, in a fresh kernel each time:
+``notebooks`` measures, for each instructor notebook, in a fresh kernel each time:
 
 - **execute**: wall time of running the notebook top to bottom with nbclient, kernel
   start included (what a student waits for with "Run all");
@@ -13,28 +14,108 @@ For each notebook it measures, in a fresh kernel each time:
 - **autograde**: wall time of ``nbgrader autograde`` on one submission of the reference
   solution in a temporary course (what one student costs an instructor).
 
-Timings are medians over ``--repeats`` runs. This is a measurement, not a test: the suite
-never asserts on time.
+``attention`` times dense and efficient attention for growing sequence lengths (see
+:func:`benchmark_attention`); notebook 06 plots its CSV.
+
+Timings are medians over repeated runs. These are measurements, not tests: the suite never
+asserts on time. :func:`measure` is also what the notebooks use for their small live
+measurements.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import math
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import nbformat
 
-from helpers.grading import ROOT, SOLUTIONS, Course, assignments
+from helpers.grading import ROOT, SOLUTIONS, Course, assignments, solution_sources
 
-__all__ = ["NotebookTiming", "main", "time_autograde", "time_execution", "write_table"]
+__all__ = [
+    "Measurement",
+    "NotebookTiming",
+    "benchmark_attention",
+    "main",
+    "measure",
+    "time_notebook",
+    "peak_memory_mib",
+    "time_autograde",
+    "time_execution",
+    "write_table",
+]
 
 TARGET_SECONDS = 15.0
 """Each notebook should run in at most this long on a 2-core laptop, kernel start included."""
+
+ATTENTION_CSV = ROOT / "helpers" / "results" / "efficient_attention.csv"
+"""Shipped inside the package, so that notebook 06 can plot it on Colab too."""
+
+
+# -- measuring one call -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Median wall time of a call, and the peak extra memory it needed."""
+
+    seconds: float
+    peak_mib: float | None
+
+
+_STATUS = Path("/proc/self/status")
+_CLEAR_REFS = Path("/proc/self/clear_refs")
+
+
+def _status_kib(field: str) -> int:
+    for line in _STATUS.read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise KeyError(field)
+
+
+def peak_memory_mib(function: Callable[[], Any]) -> float | None:
+    """Peak resident memory that ``function()`` adds to the process, in MiB.
+
+    Linux only: it resets the process's high-water mark (``/proc/self/clear_refs``), runs the
+    call, and reads the new mark against the memory in use before. Returns ``None`` where the
+    OS cannot tell (macOS, Windows, some sandboxes). Memory that torch frees before returning
+    counts: the peak is what matters for "does it fit".
+    """
+    try:
+        _CLEAR_REFS.write_text("5")
+        before = _status_kib("VmRSS")
+    except OSError:
+        return None
+    function()
+    return max(_status_kib("VmHWM") - before, 0) / 1024
+
+
+def measure(function: Callable[..., Any], *args: Any, repeats: int = 3) -> Measurement:
+    """Time ``function(*args)``: median of ``repeats`` runs after one warm-up run.
+
+    The warm-up run is the one whose peak memory is recorded (:func:`peak_memory_mib`).
+    """
+    peak = peak_memory_mib(lambda: function(*args))
+    if peak is None:
+        function(*args)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function(*args)
+        times.append(time.perf_counter() - start)
+    return Measurement(statistics.median(times), peak)
+
+
+# -- notebooks ----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -87,7 +168,8 @@ def time_autograde(assignment: str) -> float:
         return time.perf_counter() - start
 
 
-def measure(assignment: str, repeats: int) -> NotebookTiming:
+def time_notebook(assignment: str, repeats: int) -> NotebookTiming:
+    """Median execute, cells and autograde times of one notebook."""
     runs = [time_execution(assignment) for _ in range(repeats)]
     grades = [time_autograde(assignment) for _ in range(repeats)]
     return NotebookTiming(
@@ -127,20 +209,183 @@ def write_table(timings: list[NotebookTiming], path: Path, repeats: int) -> str:
     return table
 
 
+# -- notebook 06: attention against sequence length ----------------------------------------
+
+ATTENTION_METHODS = ("dense SDPA", "dense + local mask", "sliding window", "linear")
+ATTENTION_FUNCTIONS = ("local_mask", "sliding_window_attention", "linear_attention")
+
+
+def reference_functions(assignment: str, names: tuple[str, ...]) -> dict[str, Callable]:
+    """The instructor's solutions of ``names``, run from ``solutions/`` (never copied here).
+
+    The notebook's imports cell (the one that calls ``start_notebook``) runs first, so the
+    solutions see the names they expect.
+    """
+    notebook = nbformat.read(SOLUTIONS / assignment / f"{assignment}.ipynb", 4)
+    namespace: dict[str, Any] = {}
+    imports = [c.source for c in notebook.cells if "start_notebook(" in c.source]
+    exec(compile("\n".join(imports), "imports", "exec"), namespace)  # noqa: S102
+    sources = solution_sources(notebook)
+    for name in names:
+        exec(compile(sources[name], name, "exec"), namespace)  # noqa: S102
+    return {name: namespace[name] for name in names}
+
+
+def benchmark_attention(
+    lengths: tuple[int, ...] = (512, 1024, 2048, 4096, 8192, 16384),
+    d: int = 64,
+    window: int = 128,
+    repeats: int = 3,
+) -> list[dict[str, Any]]:
+    """Time and peak memory of four ways to attend, one head, float32, for each length.
+
+    - ``dense SDPA``: ``F.scaled_dot_product_attention`` without a mask (full attention);
+    - ``dense + local mask``: the same with ``local_mask(n, window)`` (built inside the call);
+    - ``sliding window``: the notebook's ``sliding_window_attention(Q, K, V, window)``;
+    - ``linear``: the notebook's ``linear_attention(Q, K, V)``.
+
+    Each row also records ``max_error``: sliding window against dense + local mask, linear
+    attention against its own quadratic form ``phi(Q) phi(K)^T V`` (normalised), dense rows 0.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    solution = reference_functions("06_efficient_attention", ATTENTION_FUNCTIONS)
+    local_mask = solution["local_mask"]
+    sliding = solution["sliding_window_attention"]
+    linear = solution["linear_attention"]
+
+    def dense(Q, K, V):
+        return F.scaled_dot_product_attention(Q, K, V)
+
+    def dense_local(Q, K, V):
+        return F.scaled_dot_product_attention(Q, K, V, attn_mask=local_mask(Q.shape[-2], window))
+
+    def linear_quadratic(Q, K, V):
+        phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
+        weights = phi_q @ phi_k.T
+        return weights @ V / (weights.sum(-1, keepdim=True) + 1e-6)
+
+    rows = []
+    generator = torch.Generator().manual_seed(0)
+    for n in lengths:
+        Q, K, V = (torch.randn(n, d, generator=generator) for _ in range(3))
+        with torch.no_grad():
+            errors = {
+                "dense SDPA": 0.0,
+                "dense + local mask": 0.0,
+                "sliding window": (sliding(Q, K, V, window) - dense_local(Q, K, V)).abs().max(),
+                "linear": (linear(Q, K, V) - linear_quadratic(Q, K, V)).abs().max(),
+            }
+            calls = {
+                "dense SDPA": (dense, (Q, K, V)),
+                "dense + local mask": (dense_local, (Q, K, V)),
+                "sliding window": (sliding, (Q, K, V, window)),
+                "linear": (linear, (Q, K, V)),
+            }
+            for method in ATTENTION_METHODS:
+                function, args = calls[method]
+                result = measure(function, *args, repeats=repeats)
+                rows.append(
+                    {
+                        "method": method,
+                        "n": n,
+                        "window": window,
+                        "d": d,
+                        "seconds": result.seconds,
+                        "peak_mib": result.peak_mib if result.peak_mib is not None else math.nan,
+                        "max_error": float(errors[method]),
+                    }
+                )
+                print(
+                    f"n={n:6d}  {method:18s}  {result.seconds * 1e3:9.2f} ms  "
+                    f"{rows[-1]['peak_mib']:9.1f} MiB  err {rows[-1]['max_error']:.1e}",
+                    flush=True,
+                )
+    return rows
+
+
+def write_attention_results(rows: list[dict[str, Any]], csv_path: Path, table_path: Path) -> str:
+    """Write the CSV (for notebook 06), a markdown table of ratios and the log-log figure."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import torch
+
+    from helpers.plotting import plot_scaling
+
+    csv_path.parent.mkdir(parents=True, exist_ok=True)
+    with csv_path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: f"{v:.6g}" if isinstance(v, float) else v for k, v in row.items()})
+
+    by_key = {(r["method"], r["n"]): r for r in rows}
+    window = rows[0]["window"]
+    lines = [
+        "# Efficient attention against sequence length",
+        "",
+        f"Measured by `make benchmark` on {datetime.now():%Y-%m-%d}, torch {torch.__version__}, "
+        f"{torch.get_num_threads()} threads: one head, d = {rows[0]['d']}, float32, window "
+        f"w = {window}; median time, peak extra resident memory. Ratios are dense SDPA's cost "
+        "divided by the method's; the flop floor of local attention is n / (2w + 1).",
+        "",
+        "| n | method | time (ms) | peak (MiB) | time ratio | memory ratio | flop floor | "
+        "max error |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for row in rows:
+        dense = by_key[("dense SDPA", row["n"])]
+        floor = row["n"] / (2 * window + 1) if row["method"] == "sliding window" else math.nan
+        memory_ratio = dense["peak_mib"] / max(row["peak_mib"], 1e-3)
+        lines.append(
+            f"| {row['n']} | {row['method']} | {row['seconds'] * 1e3:.1f} | "
+            f"{row['peak_mib']:.1f} | {dense['seconds'] / row['seconds']:.1f}x | "
+            f"{memory_ratio:.0f}x | {'' if math.isnan(floor) else f'{floor:.0f}x'} | "
+            f"{row['max_error']:.1e} |"
+        )
+    table = "\n".join(lines) + "\n"
+    table_path.write_text(table, encoding="utf-8")
+    figure = plot_scaling(rows)
+    figure.savefig(table_path.with_suffix(".png"), dpi=110, bbox_inches="tight")
+    plt.close(figure)
+    return table
+
+
+# -- command line -------------------------------------------------------------------------
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("notebooks", nargs="*", help="assignments to time (default: all)")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per measurement")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "notebooks.md")
+    commands = parser.add_subparsers(dest="command", required=True)
+    notebooks = commands.add_parser("notebooks", help="time every notebook and its autograde")
+    notebooks.add_argument("names", nargs="*", help="assignments to time (default: all)")
+    notebooks.add_argument("--repeats", type=int, default=3, help="runs per measurement")
+    notebooks.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "notebooks.md")
+    attention = commands.add_parser("attention", help="notebook 06: attention vs length")
+    attention.add_argument("--repeats", type=int, default=3, help="runs per measurement")
+    attention.add_argument("--csv", type=Path, default=ATTENTION_CSV)
+    attention.add_argument(
+        "--out", type=Path, default=ROOT / "benchmarks" / "efficient_attention.md"
+    )
     args = parser.parse_args(argv)
+
+    if args.command == "attention":
+        rows = benchmark_attention(repeats=args.repeats)
+        print(write_attention_results(rows, args.csv, args.out))
+        print(f"written to {args.csv}, {args.out} and {args.out.with_suffix('.png')}")
+        return
+
     known = assignments()
-    unknown = sorted(set(args.notebooks) - set(known))
+    unknown = sorted(set(args.names) - set(known))
     if unknown:
         parser.error(f"no such notebook {unknown}; known: {known}")
     timings = []
-    for assignment in args.notebooks or known:
+    for assignment in args.names or known:
         print(f"timing {assignment} ...", flush=True)
-        timings.append(measure(assignment, args.repeats))
+        timings.append(time_notebook(assignment, args.repeats))
     print(write_table(timings, args.out, args.repeats))
     print(f"written to {args.out}")
 

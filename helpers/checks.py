@@ -22,6 +22,7 @@ ArrayLike = torch.Tensor | np.ndarray
 
 __all__ = [
     "check_close",
+    "check_largest_tensor",
     "check_dtype",
     "check_raises",
     "check_sums_to_one",
@@ -230,3 +231,60 @@ def check_raises(
     raise AssertionError(
         f"{function.__name__} should raise {exception.__name__}{situation}, but returned normally."
     )
+
+
+class _LargestTensor(torch.overrides.TorchFunctionMode):
+    """Record the largest storage behind any tensor that a torch call returns."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.numel = 0
+        self.shape: tuple[int, ...] = ()
+        self.call = ""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+        result = func(*args, **(kwargs or {}))
+        outputs = result if isinstance(result, (tuple, list)) else (result,)
+        for output in outputs:
+            if isinstance(output, torch.Tensor) and output.layout == torch.strided:
+                # The storage, not the view: an expand() or unfold() allocates nothing.
+                numel = output.untyped_storage().nbytes() // max(output.element_size(), 1)
+                if numel > self.numel:
+                    self.numel, self.shape = numel, tuple(output.shape)
+                    self.call = getattr(func, "__name__", str(func))
+        return result
+
+
+def check_largest_tensor(
+    function: Callable[..., Any],
+    args: Sequence[Any],
+    max_numel: int,
+    name: str,
+    hint: str = "",
+) -> Any:
+    """Run ``function(*args)``; fail if torch made a tensor of more than ``max_numel`` elements.
+
+    Every torch call made while ``function`` runs is watched (through a
+    ``torch.overrides.TorchFunctionMode``), and the size of the storage behind each tensor it
+    returns is recorded: views such as ``expand`` or ``unfold`` cost nothing, a new ``(n, n)``
+    tensor costs ``n * n`` elements. Use it to test that an answer never builds a big matrix.
+
+    Args:
+        function: the graded function.
+        args: its positional arguments.
+        max_numel: the largest tensor (in elements) a correct answer needs, with some margin.
+        name: what to call the function's work in the message.
+        hint: how to avoid the big tensor, for the message.
+    Returns:
+        What ``function`` returned, for further checks.
+    """
+    watcher = _LargestTensor()
+    with watcher:
+        result = function(*args)
+    if watcher.numel > max_numel:
+        raise AssertionError(
+            f"{name} created a tensor of shape {watcher.shape} (in `{watcher.call}`), with "
+            f"{watcher.numel:,} elements; a memory-efficient answer needs at most "
+            f"{max_numel:,} here. {hint}".rstrip()
+        )
+    return result

@@ -2,13 +2,17 @@
 
 - a toy vocabulary, sentences and hand-made word embeddings (similar words, similar vectors);
 - a synthetic speech-like signal (a few vowel-like sounds with pauses);
-- a small molecule as a graph (atoms are nodes with one-hot element vectors).
+- a small molecule as a graph (atoms are nodes with one-hot element vectors);
+- the measured cost of dense and efficient attention (``make benchmark`` writes it).
 """
 
 from __future__ import annotations
 
+import csv
 import math
 from dataclasses import dataclass
+from importlib.resources import files
+from typing import Any
 
 import torch
 
@@ -17,6 +21,7 @@ __all__ = [
     "SENTENCES",
     "VOCAB",
     "Molecule",
+    "attention_benchmark",
     "ethanol",
     "speech_like_signal",
     "word_embeddings",
@@ -147,3 +152,24 @@ def ethanol() -> Molecule:
     directed = bonds + [(j, i) for i, j in bonds]
     edge_index = torch.tensor(directed, dtype=torch.long).T.contiguous()
     return Molecule("ethanol", elements, atoms, x, edge_index)
+
+
+def attention_benchmark() -> list[dict[str, Any]]:
+    """The rows of ``helpers/results/efficient_attention.csv``, numbers as numbers.
+
+    Written by ``python -m helpers.benchmarks attention`` (part of ``make benchmark``): for
+    each ``method`` ("dense SDPA", "dense + local mask", "sliding window", "linear") and
+    sequence length ``n``, the median ``seconds`` and the peak extra memory ``peak_mib`` of one
+    head with ``d`` features and local ``window``, plus ``max_error`` against the reference.
+    """
+    text = (files("helpers") / "results" / "efficient_attention.csv").read_text(encoding="utf-8")
+    rows = []
+    for row in csv.DictReader(text.splitlines()):
+        rows.append(
+            {
+                "method": row["method"],
+                **{key: int(row[key]) for key in ("n", "window", "d")},
+                **{key: float(row[key]) for key in ("seconds", "peak_mib", "max_error")},
+            }
+        )
+    return rows

@@ -73,17 +73,32 @@ class Course:
         self.root = root
         self.assignment = assignment
         self.db_url = f"sqlite:///{root / 'gradebook.db'}"
-        (root / "source").mkdir(parents=True, exist_ok=True)
-        shutil.copytree(SOLUTIONS / assignment, root / "source" / assignment)
-        shutil.copy(ROOT / "autograder" / "nbgrader_config.py", root / "nbgrader_config.py")
+        if not (root / "source" / assignment).exists():
+            (root / "source").mkdir(parents=True, exist_ok=True)
+            shutil.copytree(SOLUTIONS / assignment, root / "source" / assignment)
+        self._write_config()
+
+    def _write_config(self) -> None:
         # The course config points source/release at ../solutions and ../notebooks; this
         # course keeps everything inside its own root instead.
-        with open(root / "nbgrader_config.py", "a", encoding="utf-8") as config:
-            config.write(
-                f"\nc.CourseDirectory.root = {str(root)!r}"
-                '\nc.CourseDirectory.source_directory = "source"'
-                '\nc.CourseDirectory.release_directory = "release"\n'
-            )
+        config = (ROOT / "autograder" / "nbgrader_config.py").read_text(encoding="utf-8")
+        config += (
+            f"\nc.CourseDirectory.root = {str(self.root)!r}"
+            '\nc.CourseDirectory.source_directory = "source"'
+            '\nc.CourseDirectory.release_directory = "release"\n'
+        )
+        (self.root / "nbgrader_config.py").write_text(config, encoding="utf-8")
+
+    def clone(self, root: Path) -> Course:
+        """A copy of this course (source, release, gradebook) in ``root``, without
+        submissions: ``generate`` once, then grade several batches in clones."""
+        root.mkdir(parents=True, exist_ok=True)
+        for folder in ("source", "release"):
+            if (self.root / folder).exists():
+                shutil.copytree(self.root / folder, root / folder)
+        if (self.root / "gradebook.db").exists():
+            shutil.copy(self.root / "gradebook.db", root / "gradebook.db")
+        return Course(root, self.assignment)
 
     @property
     def notebook_name(self) -> str:

@@ -12,8 +12,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
-__all__ = ["plot_attention", "plot_frames", "plot_mask", "plot_weight_bars"]
+__all__ = ["plot_attention", "plot_frames", "plot_mask", "plot_scaling", "plot_weight_bars"]
 
 
 def _to_numpy(x: torch.Tensor | np.ndarray) -> np.ndarray:
@@ -183,3 +184,42 @@ def plot_frames(
     if title:
         ax.set_title(title)
     return ax
+
+
+def plot_scaling(
+    rows: Sequence[dict],
+    methods: Sequence[str] | None = None,
+    title: str = "Cost of attention against sequence length",
+) -> Figure:
+    """Two log-log panels, time and peak memory against ``n``, one line per method.
+
+    Args:
+        rows: dicts with keys ``method``, ``n``, ``seconds`` and ``peak_mib`` (e.g.
+            ``helpers.data.attention_benchmark()``); rows without memory (NaN) are skipped
+            in the memory panel.
+        methods: which methods to draw, in this order (default: in order of appearance).
+        title: the figure title.
+    Returns:
+        The figure (two Axes).
+    """
+    if methods is None:
+        methods = list(dict.fromkeys(row["method"] for row in rows))
+    figure, (time_ax, memory_ax) = plt.subplots(1, 2, figsize=(9, 3.4))
+    for method in methods:
+        mine = sorted((r for r in rows if r["method"] == method), key=lambda r: r["n"])
+        n = [r["n"] for r in mine]
+        time_ax.plot(n, [r["seconds"] * 1e3 for r in mine], "o-", label=method)
+        with_memory = [r for r in mine if np.isfinite(r["peak_mib"]) and r["peak_mib"] > 0]
+        memory_ax.plot(
+            [r["n"] for r in with_memory], [r["peak_mib"] for r in with_memory], "o-", label=method
+        )
+    for ax, label in ((time_ax, "time (ms)"), (memory_ax, "peak extra memory (MiB)")):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("sequence length n")
+        ax.set_ylabel(label)
+        ax.grid(True, which="major", alpha=0.3)
+    time_ax.legend(fontsize=8)
+    figure.suptitle(title)
+    figure.tight_layout()
+    return figure

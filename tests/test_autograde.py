@@ -9,8 +9,11 @@ Per assignment, temporary nbgrader courses are built from ``solutions/``:
   different, independent functions (``autograding.pack``), so one kernel start grades
   several cases; a case's grade is read from its own function's test cells. Ungraded demo
   cells after the first exercise are emptied, as a student is free to do (they are neither
-  locked nor graded): test cells are self-contained, and every case course also grades the
-  reference solution in that same form, which must score full marks.
+  locked nor graded): test cells are self-contained, and the reference course also grades
+  the reference solution in that same form, which must score full marks.
+
+``generate_assignment`` runs once per assignment and test worker; every course of that
+assignment is a copy of the generated one (``Course.clone``).
 
 Scores are read from nbgrader's gradebook; nothing here re-implements scoring.
 """
@@ -35,9 +38,9 @@ from autograding import (
 SOLUTION = "reference_solution"
 STUB = "untouched_student_version"
 TRIMMED_SOLUTION = "reference_solution_without_demos"
-SUBMISSIONS_PER_COURSE = 6
+SUBMISSIONS_PER_COURSE = 8
 """Submissions graded in one nbgrader run: few enough for the courses to balance across the
-test workers, enough that course set-up (about 5 s) stays a small share."""
+test workers, enough that starting nbgrader (about 2 s) stays a small share."""
 
 ASSIGNMENTS = assignments()
 
@@ -58,28 +61,34 @@ BATCHES = [
 
 @pytest.fixture(scope="session")
 def graded_course(tmp_path_factory):
-    """``graded_course(assignment, batch=None)``: a course in which the reference solution and
-    the untouched student version (``batch=None``) or one batch of case submissions have
-    been autograded; each course is built once per test worker."""
+    """``graded_course(assignment, batch=None)``: a course in which the reference solution,
+    the untouched student version and the reference solution without demos (``batch=None``)
+    or one batch of case submissions have been autograded; each course is built once per
+    test worker."""
+    generated: dict[str, Course] = {}
     courses: dict[tuple[str, int | None], Course] = {}
 
     def get(assignment: str, batch: int | None = None) -> Course:
         key = (assignment, batch)
-        if key not in courses:
-            name = f"{assignment}-{'reference' if batch is None else f'cases{batch}'}"
-            course = Course(tmp_path_factory.mktemp(name), assignment)
-            course.generate()
-            if batch is None:
-                course.submit(SOLUTION, course.solved())
-                course.submit(STUB, course.released())
-            else:
-                course.submit(TRIMMED_SOLUTION, course.solved(demos=False))
-                for submission in course_batches(assignment)[batch]:
-                    answer = course.solved(submission.replacements(), demos=False)
-                    course.submit(submission.student, answer)
-            course.autograde()
-            courses[key] = course
-        return courses[key]
+        if key in courses:
+            return courses[key]
+        if assignment not in generated:
+            generated[assignment] = Course(tmp_path_factory.mktemp(assignment), assignment)
+            generated[assignment].generate()
+        name = f"{assignment}-{'reference' if batch is None else f'cases{batch}'}"
+        course = generated[assignment].clone(tmp_path_factory.mktemp(name))
+        if batch is None:
+            course.submit(SOLUTION, course.solved())
+            course.submit(STUB, course.released())
+            course.submit(TRIMMED_SOLUTION, course.solved(demos=False))
+        else:
+            for submission in course_batches(assignment)[batch]:
+                course.submit(
+                    submission.student, course.solved(submission.replacements(), demos=False)
+                )
+        course.autograde()
+        courses[key] = course
+        return course
 
     return get
 
@@ -88,13 +97,6 @@ def graded_course(tmp_path_factory):
 by_assignment = pytest.mark.parametrize(
     "assignment",
     [pytest.param(a, marks=pytest.mark.xdist_group(f"{a}-reference")) for a in ASSIGNMENTS],
-)
-by_batch = pytest.mark.parametrize(
-    ("assignment", "batch"),
-    [
-        pytest.param(a, b, id=f"{a}-batch{b}", marks=pytest.mark.xdist_group(f"{a}-{b}"))
-        for a, b, _ in BATCHES
-    ],
 )
 
 
@@ -145,12 +147,10 @@ def test_every_graded_function_has_enough_cases(assignment: str, graded_course) 
         assert cells_of(function, graded.scores(SOLUTION)), f"{function} has no test cell"
 
 
-@by_batch
-def test_solution_without_demo_cells_scores_full_marks(
-    assignment: str, batch: int, graded_course
-) -> None:
+@by_assignment
+def test_solution_without_demo_cells_scores_full_marks(assignment: str, graded_course) -> None:
     """The form in which the cases are graded loses no points by itself."""
-    scores = graded_course(assignment, batch).scores(TRIMMED_SOLUTION)
+    scores = graded_course(assignment).scores(TRIMMED_SOLUTION)
     lost = {name: s for name, s in scores.items() if s[0] != s[1]}
     assert not lost, f"without its demo cells the reference solution loses {lost}"
 

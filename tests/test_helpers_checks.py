@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from helpers.checks import (
     check_close,
     check_dtype,
+    check_largest_tensor,
     check_raises,
     check_shape,
     check_sums_to_one,
@@ -134,3 +135,25 @@ def test_check_raises_lets_not_implemented_through() -> None:
 def test_messages_are_finite_for_inf_results() -> None:
     with fails_with("NaN or inf"):
         check_close(np.array([math.inf, 0.0]), np.array([1.0, 0.0]), "x")
+
+
+def test_check_largest_tensor_counts_allocations_not_views() -> None:
+    x = torch.randn(64, 4)
+
+    def windows(t: torch.Tensor) -> torch.Tensor:
+        return t.unfold(0, 3, 1).expand(5, -1, -1, -1)  # views: no new storage
+
+    out = check_largest_tensor(windows, (x,), max_numel=64 * 4, name="windows")
+    assert out.shape == (5, 62, 4, 3)
+
+    def scores(t: torch.Tensor) -> torch.Tensor:
+        return t @ t.T
+
+    with fails_with("scores created a tensor of shape (64, 64)", "4,096 elements", "Use blocks"):
+        check_largest_tensor(scores, (x,), max_numel=1000, name="scores", hint="Use blocks.")
+
+    def mask_only(t: torch.Tensor) -> torch.Tensor:
+        return torch.ones(t.shape[0], t.shape[0], dtype=torch.bool)
+
+    with fails_with("shape (64, 64)"):
+        check_largest_tensor(mask_only, (x,), max_numel=1000, name="mask_only")

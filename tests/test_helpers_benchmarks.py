@@ -1,0 +1,27 @@
+"""helpers.benchmarks measures what it says (it never asserts on speed itself)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from helpers.benchmarks import Measurement, measure, peak_memory_mib
+
+
+def test_peak_memory_sees_a_temporary_allocation() -> None:
+    def allocate_64_mib() -> None:
+        block = torch.ones(64 * 2**20 // 4)  # float32: 64 MiB, freed on return
+        del block
+
+    peak = peak_memory_mib(allocate_64_mib)
+    if peak is None:
+        pytest.skip("this OS does not report peak resident memory (/proc/self/clear_refs)")
+    assert 60 <= peak < 200
+
+
+def test_measure_returns_the_median_and_calls_the_function() -> None:
+    calls = []
+    result = measure(lambda x: calls.append(x), 7, repeats=3)
+    assert isinstance(result, Measurement)
+    assert calls == [7] * 4  # one warm-up run (memory) + three timed runs
+    assert 0 <= result.seconds < 1
