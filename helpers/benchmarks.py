@@ -36,9 +36,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import nbformat
-
-from helpers.grading import ROOT, SOLUTIONS, Course, assignments, solution_sources
+# nbformat and nbgrader are imported where needed: notebooks import `measure` from here,
+# and should not pay for them.
+ROOT = Path(__file__).resolve().parents[1]
 
 __all__ = [
     "Measurement",
@@ -73,6 +73,26 @@ class Measurement:
 
 _STATUS = Path("/proc/self/status")
 _CLEAR_REFS = Path("/proc/self/clear_refs")
+_MMAP_THRESHOLD, _TRIM_THRESHOLD = -3, -1  # mallopt parameters (glibc's malloc.h)
+
+
+def _return_freed_memory_to_the_os() -> None:
+    """Make freed memory leave the resident set, so that the next peak is a real one.
+
+    glibc keeps freed blocks for reuse and raises its mmap threshold after a large free;
+    later allocations then reuse resident pages and add nothing to the high-water mark.
+    A fixed, small mmap threshold gives every large tensor its own mapping, returned on free.
+    """
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallopt(_MMAP_THRESHOLD, 64 * 1024)
+        libc.mallopt(_TRIM_THRESHOLD, 64 * 1024)
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: measure as is
+        pass
 
 
 def _status_kib(field: str) -> int:
@@ -90,6 +110,7 @@ def peak_memory_mib(function: Callable[[], Any]) -> float | None:
     OS cannot tell (macOS, Windows, some sandboxes). Memory that torch frees before returning
     counts: the peak is what matters for "does it fit".
     """
+    _return_freed_memory_to_the_os()
     try:
         _CLEAR_REFS.write_text("5")
         before = _status_kib("VmRSS")
@@ -100,19 +121,21 @@ def peak_memory_mib(function: Callable[[], Any]) -> float | None:
 
 
 def measure(function: Callable[..., Any], *args: Any, repeats: int = 3) -> Measurement:
-    """Time ``function(*args)``: median of ``repeats`` runs after one warm-up run.
+    """Time ``function(*args)`` (median of ``repeats`` runs after a warm-up run), then
+    record the peak memory of one more run (:func:`peak_memory_mib`).
 
-    The warm-up run is the one whose peak memory is recorded (:func:`peak_memory_mib`).
+    Memory comes last because measuring it makes glibc hand freed memory back to the OS,
+    which makes every later large allocation in the process a little slower: compare
+    timings taken in the same process, or run each measurement in a fresh one (as the
+    ``attention`` command does).
     """
-    peak = peak_memory_mib(lambda: function(*args))
-    if peak is None:
-        function(*args)
+    function(*args)
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         function(*args)
         times.append(time.perf_counter() - start)
-    return Measurement(statistics.median(times), peak)
+    return Measurement(statistics.median(times), peak_memory_mib(lambda: function(*args)))
 
 
 # -- notebooks ----------------------------------------------------------------------------
@@ -128,7 +151,7 @@ class NotebookTiming:
     autograde: float
 
 
-def _cell_seconds(notebook: nbformat.NotebookNode) -> float:
+def _cell_seconds(notebook: Any) -> float:
     """Sum of the cells' execution times, from the timestamps nbclient records."""
     total = 0.0
     for cell in notebook.cells:
@@ -145,7 +168,10 @@ def _parse_time(stamp: str) -> datetime:
 
 def time_execution(assignment: str) -> tuple[float, float]:
     """Execute ``solutions/<assignment>`` in a fresh kernel; return (wall s, cells s)."""
+    import nbformat
     from nbclient import NotebookClient
+
+    from helpers.grading import SOLUTIONS
 
     path = SOLUTIONS / assignment / f"{assignment}.ipynb"
     notebook = nbformat.read(path, 4)
@@ -159,6 +185,8 @@ def time_execution(assignment: str) -> tuple[float, float]:
 
 def time_autograde(assignment: str) -> float:
     """Wall time of ``nbgrader autograde`` of one reference-solution submission."""
+    from helpers.grading import Course
+
     with tempfile.TemporaryDirectory() as folder:
         course = Course(Path(folder), assignment)
         course.generate()
@@ -219,16 +247,68 @@ def reference_functions(assignment: str, names: tuple[str, ...]) -> dict[str, Ca
     """The instructor's solutions of ``names``, run from ``solutions/`` (never copied here).
 
     The notebook's imports cell (the one that calls ``start_notebook``) runs first, so the
-    solutions see the names they expect.
+    solutions see the names they expect (IPython magics such as ``%matplotlib`` dropped).
     """
+    import nbformat
+
+    from helpers.grading import SOLUTIONS, solution_sources
+
     notebook = nbformat.read(SOLUTIONS / assignment / f"{assignment}.ipynb", 4)
     namespace: dict[str, Any] = {}
-    imports = [c.source for c in notebook.cells if "start_notebook(" in c.source]
+    imports = [
+        "\n".join(line for line in c.source.splitlines() if not line.lstrip().startswith("%"))
+        for c in notebook.cells
+        if "start_notebook(" in c.source
+    ]
     exec(compile("\n".join(imports), "imports", "exec"), namespace)  # noqa: S102
     sources = solution_sources(notebook)
     for name in names:
         exec(compile(sources[name], name, "exec"), namespace)  # noqa: S102
     return {name: namespace[name] for name in names}
+
+
+def _attention_row(method: str, n: int, d: int, window: int, repeats: int) -> dict[str, Any]:
+    """One measurement of :func:`benchmark_attention`, made in a fresh process."""
+    import torch
+    import torch.nn.functional as F
+
+    solution = reference_functions("06_efficient_attention", ATTENTION_FUNCTIONS)
+
+    def dense(Q, K, V):
+        return F.scaled_dot_product_attention(Q, K, V)
+
+    def dense_local(Q, K, V):
+        mask = solution["local_mask"](Q.shape[-2], window)
+        return F.scaled_dot_product_attention(Q, K, V, attn_mask=mask)
+
+    def sliding(Q, K, V):
+        return solution["sliding_window_attention"](Q, K, V, window)
+
+    def linear_quadratic(Q, K, V):
+        phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
+        weights = phi_q @ phi_k.mT
+        return weights @ V / (weights.sum(-1, keepdim=True) + 1e-6)
+
+    function, reference = {
+        "dense SDPA": (dense, dense),
+        "dense + local mask": (dense_local, dense_local),
+        "sliding window": (sliding, dense_local),
+        "linear": (solution["linear_attention"], linear_quadratic),
+    }[method]
+    generator = torch.Generator().manual_seed(n)
+    Q, K, V = (torch.randn(n, d, generator=generator) for _ in range(3))
+    with torch.no_grad():
+        result = measure(function, Q, K, V, repeats=repeats)
+        error = 0.0 if function is reference else (function(Q, K, V) - reference(Q, K, V))
+    return {
+        "method": method,
+        "n": n,
+        "window": window,
+        "d": d,
+        "seconds": result.seconds,
+        "peak_mib": result.peak_mib if result.peak_mib is not None else math.nan,
+        "max_error": float(abs(error).max()) if not isinstance(error, float) else error,
+    }
 
 
 def benchmark_attention(
@@ -244,64 +324,26 @@ def benchmark_attention(
     - ``sliding window``: the notebook's ``sliding_window_attention(Q, K, V, window)``;
     - ``linear``: the notebook's ``linear_attention(Q, K, V)``.
 
-    Each row also records ``max_error``: sliding window against dense + local mask, linear
-    attention against its own quadratic form ``phi(Q) phi(K)^T V`` (normalised), dense rows 0.
+    Every (method, n) runs in a fresh process, so that one measurement's memory does not
+    hide or inflate the next one's. Each row also records ``max_error``: sliding window
+    against dense + local mask, linear attention against its own quadratic form
+    ``phi(Q) phi(K)^T V`` (normalised); dense rows 0.
     """
-    import torch
-    import torch.nn.functional as F
-
-    solution = reference_functions("06_efficient_attention", ATTENTION_FUNCTIONS)
-    local_mask = solution["local_mask"]
-    sliding = solution["sliding_window_attention"]
-    linear = solution["linear_attention"]
-
-    def dense(Q, K, V):
-        return F.scaled_dot_product_attention(Q, K, V)
-
-    def dense_local(Q, K, V):
-        return F.scaled_dot_product_attention(Q, K, V, attn_mask=local_mask(Q.shape[-2], window))
-
-    def linear_quadratic(Q, K, V):
-        phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
-        weights = phi_q @ phi_k.T
-        return weights @ V / (weights.sum(-1, keepdim=True) + 1e-6)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     rows = []
-    generator = torch.Generator().manual_seed(0)
+    spawn = multiprocessing.get_context("spawn")
     for n in lengths:
-        Q, K, V = (torch.randn(n, d, generator=generator) for _ in range(3))
-        with torch.no_grad():
-            errors = {
-                "dense SDPA": 0.0,
-                "dense + local mask": 0.0,
-                "sliding window": (sliding(Q, K, V, window) - dense_local(Q, K, V)).abs().max(),
-                "linear": (linear(Q, K, V) - linear_quadratic(Q, K, V)).abs().max(),
-            }
-            calls = {
-                "dense SDPA": (dense, (Q, K, V)),
-                "dense + local mask": (dense_local, (Q, K, V)),
-                "sliding window": (sliding, (Q, K, V, window)),
-                "linear": (linear, (Q, K, V)),
-            }
-            for method in ATTENTION_METHODS:
-                function, args = calls[method]
-                result = measure(function, *args, repeats=repeats)
-                rows.append(
-                    {
-                        "method": method,
-                        "n": n,
-                        "window": window,
-                        "d": d,
-                        "seconds": result.seconds,
-                        "peak_mib": result.peak_mib if result.peak_mib is not None else math.nan,
-                        "max_error": float(errors[method]),
-                    }
-                )
-                print(
-                    f"n={n:6d}  {method:18s}  {result.seconds * 1e3:9.2f} ms  "
-                    f"{rows[-1]['peak_mib']:9.1f} MiB  err {rows[-1]['max_error']:.1e}",
-                    flush=True,
-                )
+        for method in ATTENTION_METHODS:
+            with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
+                row = pool.submit(_attention_row, method, n, d, window, repeats).result()
+            rows.append(row)
+            print(
+                f"n={n:6d}  {method:18s}  {row['seconds'] * 1e3:9.2f} ms  "
+                f"{row['peak_mib']:9.1f} MiB  err {row['max_error']:.1e}",
+                flush=True,
+            )
     return rows
 
 
@@ -377,6 +419,8 @@ def main(argv: list[str] | None = None) -> None:
         print(write_attention_results(rows, args.csv, args.out))
         print(f"written to {args.csv}, {args.out} and {args.out.with_suffix('.png')}")
         return
+
+    from helpers.grading import assignments
 
     known = assignments()
     unknown = sorted(set(args.names) - set(known))

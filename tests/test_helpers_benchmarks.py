@@ -23,5 +23,5 @@ def test_measure_returns_the_median_and_calls_the_function() -> None:
     calls = []
     result = measure(lambda x: calls.append(x), 7, repeats=3)
     assert isinstance(result, Measurement)
-    assert calls == [7] * 4  # one warm-up run (memory) + three timed runs
+    assert calls == [7] * 5  # a warm-up run, three timed runs, one run for the memory
     assert 0 <= result.seconds < 1

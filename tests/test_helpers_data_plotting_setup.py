@@ -98,3 +98,29 @@ def test_start_notebook_seeds_everything() -> None:
     setup.start_notebook(3)
     b = (torch.rand(2), np.random.rand(2))
     assert torch.equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    assert torch.get_num_threads() == 1  # same results on any machine; no oversubscription
+
+
+def test_plot_scaling_draws_time_and_memory() -> None:
+    rows = [
+        {"method": m, "n": n, "seconds": n**p * 1e-9, "peak_mib": float(n**p) / 1e6}
+        for m, p in (("dense", 2), ("linear", 1))
+        for n in (256, 512, 1024)
+    ]
+    rows.append({"method": "linear", "n": 2048, "seconds": 1e-3, "peak_mib": float("nan")})
+    figure = plotting.plot_scaling(rows)
+    time_ax, memory_ax = figure.axes
+    assert [line.get_label() for line in time_ax.lines] == ["dense", "linear"]
+    assert len(time_ax.lines[1].get_xdata()) == 4 and len(memory_ax.lines[1].get_xdata()) == 3
+    assert time_ax.get_xscale() == "log" and memory_ax.get_yscale() == "log"
+    plt.close(figure)
+
+
+def test_attention_benchmark_ships_every_method_and_length() -> None:
+    rows = data.attention_benchmark()
+    methods = {row["method"] for row in rows}
+    assert methods == {"dense SDPA", "dense + local mask", "sliding window", "linear"}
+    lengths = sorted({row["n"] for row in rows})
+    assert lengths[0] <= 512 and lengths[-1] >= 16384
+    assert all(row["seconds"] > 0 for row in rows)
+    assert all(row["max_error"] < 1e-4 for row in rows)
