@@ -192,7 +192,7 @@ def time_autograde(assignment: str) -> float:
         course.generate()
         course.submit("benchmark_student", course.solved())
         start = time.perf_counter()
-        course.autograde()
+        course.autograde(command_line=True)
         return time.perf_counter() - start
 
 

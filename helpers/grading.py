@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import nbformat
 
@@ -120,9 +121,30 @@ class Course:
             )
         return result
 
+    def api(self) -> Any:
+        """nbgrader's Python API (``nbgrader.apps.NbGraderAPI``) on this course: the same
+        converters as the command line, without starting a new Python for each command."""
+        from nbgrader.apps import NbGraderAPI
+        from nbgrader.coursedir import CourseDirectory
+        from traitlets.config.loader import PyFileConfigLoader
+
+        # The kernels nbgrader starts inherit this process's environment.
+        os.environ.update(nbgrader_env())
+        os.environ.pop("MPLBACKEND", None)
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(self.root)).load_config()
+        return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+
+    @staticmethod
+    def _check(result: dict[str, Any], what: str) -> None:
+        if not result["success"]:
+            raise RuntimeError(f"nbgrader {what} failed:\n{result.get('log', '')[-4000:]}")
+
     def generate(self) -> Path:
         """Run ``generate_assignment``; return the student notebook it wrote."""
-        self.nbgrader("generate_assignment", self.assignment, "--force")
+        self._check(
+            self.api().generate_assignment(self.assignment, force=True),
+            f"generate_assignment {self.assignment}",
+        )
         return self.root / "release" / self.assignment / self.notebook_name
 
     def released(self) -> nbformat.NotebookNode:
@@ -149,9 +171,9 @@ class Course:
         """The student version with every solution cell filled in from the instructor
         notebook, except those named in ``replacements`` (grade_id -> new source).
 
-        With ``demos=False`` the ungraded code cells after the first exercise are emptied
-        (a student may edit them freely; the test cells never depend on them), which makes
-        a submission much faster to grade.
+        With ``demos=False`` every ungraded code cell except the imports cell (the one that
+        calls ``start_notebook``) is emptied: a student may edit them freely, the test cells
+        never depend on them, and the submission is much faster to grade.
         """
         answers = self.solutions()
         unknown = sorted(set(replacements or {}) - set(answers))
@@ -159,20 +181,26 @@ class Course:
             raise KeyError(f"no solution cell with grade_id {unknown} in {self.assignment}")
         answers.update(replacements or {})
         notebook = self.released()
-        first_exercise = None
-        for index, cell in enumerate(notebook.cells):
+        for cell in notebook.cells:
             meta = cell.metadata.get("nbgrader", {})
             if meta.get("solution"):
                 cell.source = answers[meta["grade_id"]]
-                first_exercise = index if first_exercise is None else first_exercise
-            elif not demos and first_exercise is not None and cell.cell_type == "code":
+            elif not demos and cell.cell_type == "code" and "start_notebook(" not in cell.source:
                 if not meta.get("grade") and not meta.get("locked"):
                     cell.source = ""
         return notebook
 
-    def autograde(self) -> None:
-        """Autograde every submission of the assignment (one nbgrader run)."""
-        self.nbgrader("autograde", self.assignment, "--force")
+    def autograde(self, *, command_line: bool = False) -> None:
+        """Autograde every submission of the assignment: one student after another through
+        nbgrader's API, or with ``command_line=True`` one ``nbgrader autograde`` run (what
+        an instructor types; slower by the start of a new Python)."""
+        if command_line:
+            self.nbgrader("autograde", self.assignment, "--force")
+            return
+        api = self.api()
+        for folder in sorted((self.root / "submitted").iterdir()):
+            result = api.autograde(self.assignment, folder.name, force=True, create=True)
+            self._check(result, f"autograde {self.assignment} for {folder.name}")
 
     def scores(self, student: str) -> dict[str, tuple[float, float]]:
         """grade_id -> (score, max_score) for every graded cell of a student's submission."""

@@ -2,15 +2,18 @@
 
 Per assignment, temporary nbgrader courses are built from ``solutions/``:
 
-- a *reference* course grades the complete reference solution and the untouched student
-  version, as students would hand them in;
+- a *reference* course grades the complete reference solution, the untouched student
+  version and the reference solution without its demo cells, with the ``nbgrader
+  autograde`` command an instructor types;
 - *case* courses grade the answers of ``tests/grading_cases/<assignment>.py``. Each
   submission is the reference solution with a few solution cells replaced by cases of
   different, independent functions (``autograding.pack``), so one kernel start grades
-  several cases; a case's grade is read from its own function's test cells. Ungraded demo
-  cells after the first exercise are emptied, as a student is free to do (they are neither
-  locked nor graded): test cells are self-contained, and the reference course also grades
-  the reference solution in that same form, which must score full marks.
+  several cases; a case's grade is read from its own function's test cells. Every ungraded
+  code cell but the imports cell is emptied, as a student is free to do (they are neither
+  locked nor graded): test cells are self-contained, and the reference solution in that
+  same form must score full marks. These courses are graded through nbgrader's Python API
+  (``NbGraderAPI.autograde``: the same converter as the command, without starting a new
+  Python per course).
 
 ``generate_assignment`` runs once per assignment and test worker; every course of that
 assignment is a copy of the generated one (``Course.clone``).
@@ -81,12 +84,13 @@ def graded_course(tmp_path_factory):
             course.submit(SOLUTION, course.solved())
             course.submit(STUB, course.released())
             course.submit(TRIMMED_SOLUTION, course.solved(demos=False))
+            course.autograde(command_line=True)  # the instructor's command, as in the README
         else:
             for submission in course_batches(assignment)[batch]:
                 course.submit(
                     submission.student, course.solved(submission.replacements(), demos=False)
                 )
-        course.autograde()
+            course.autograde()  # nbgrader's API: the same converter, one Python for all
         courses[key] = course
         return course
 
