@@ -272,7 +272,9 @@ def _attention_row(method: str, n: int, d: int, window: int, repeats: int) -> di
     import torch
     import torch.nn.functional as F
 
+    threads = torch.get_num_threads()
     solution = reference_functions("06_efficient_attention", ATTENTION_FUNCTIONS)
+    torch.set_num_threads(threads)  # the notebook's start_notebook() asked for one thread
 
     def dense(Q, K, V):
         return F.scaled_dot_product_attention(Q, K, V)
@@ -308,6 +310,7 @@ def _attention_row(method: str, n: int, d: int, window: int, repeats: int) -> di
         "seconds": result.seconds,
         "peak_mib": result.peak_mib if result.peak_mib is not None else math.nan,
         "max_error": float(abs(error).max()) if not isinstance(error, float) else error,
+        "threads": torch.get_num_threads(),
     }
 
 
@@ -370,7 +373,7 @@ def write_attention_results(rows: list[dict[str, Any]], csv_path: Path, table_pa
         "# Efficient attention against sequence length",
         "",
         f"Measured by `make benchmark` on {datetime.now():%Y-%m-%d}, torch {torch.__version__}, "
-        f"{torch.get_num_threads()} threads: one head, d = {rows[0]['d']}, float32, window "
+        f"{rows[0]['threads']} threads: one head, d = {rows[0]['d']}, float32, window "
         f"w = {window}; median time, peak extra resident memory. Ratios are dense SDPA's cost "
         "divided by the method's; the flop floor of local attention is n / (2w + 1).",
         "",
