@@ -20,3 +20,8 @@ c.Execute.timeout = 60
 # A student who deletes a test cell must not get away with it: put it back from the
 # gradebook so it runs and scores as released.
 c.OverwriteCells.add_missing_cells = True
+
+# `python -m helpers.classroom grade A --zip download.zip`: an LMS download whose files are
+# named <student>_<notebook>.ipynb (student ids without "_"), collected by `nbgrader zip_collect`.
+c.ZipCollectApp.collector_plugin = "nbgrader.plugins.zipcollect.FileNameCollector"
+c.FileNameCollector.named_regexp = r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+\.ipynb)$"

@@ -16,7 +16,12 @@ def pyproject_requirements() -> dict[str, str]:
     listed = project["dependencies"] + [
         r for extra in project["optional-dependencies"].values() for r in extra
     ]
-    return {Requirement(r).name.lower(): str(Requirement(r).specifier) for r in listed}
+    # An extra that includes another ("self-attention-course[grading]") is not a package.
+    return {
+        Requirement(r).name.lower(): str(Requirement(r).specifier)
+        for r in listed
+        if Requirement(r).name != project["name"]
+    }
 
 
 def environment_requirements() -> dict[str, str]:

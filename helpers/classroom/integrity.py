@@ -1,0 +1,194 @@
+"""What a submitted notebook file did to the released one, read before anything runs.
+
+nbgrader's own sanitising puts test cells back from the gradebook (edited, retyped and, with
+``OverwriteCells.add_missing_cells``, deleted ones) and drops duplicated cell ids; these
+checks name each such attempt for the integrity report, and catch what makes a file
+ungradable (empty, not JSON, not a notebook). A scan of the code flags what honest answers
+never need: replacing library functions, reaching into the kernel, the network, processes.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import dataclass, field
+
+import nbformat
+from nbformat import NotebookNode
+
+__all__ = ["Reading", "compare_with_release", "read_submission", "scan_code"]
+
+
+@dataclass
+class Reading:
+    """A submitted file, read: its notebook, or why there is none."""
+
+    notebook: NotebookNode | None
+    problem: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def read_submission(text: str) -> Reading:
+    """Parse a submitted ``.ipynb`` file without trusting it to be one."""
+    if not text.strip():
+        return Reading(None, "empty file")
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        return Reading(None, f"not valid JSON ({error})")
+    if not isinstance(data, dict) or "cells" not in data:
+        return Reading(None, "valid JSON but not a notebook (no cells)")
+    try:
+        notebook = nbformat.reads(text, as_version=4)
+        nbformat.validate(notebook)
+    except Exception as error:  # noqa: BLE001 - nbformat raises several kinds
+        message = str(error).splitlines()[0][:200]
+        return Reading(None, f"not a valid notebook ({type(error).__name__}: {message})")
+    return Reading(notebook)
+
+
+def _graded_cells(nb: NotebookNode) -> list[tuple[str, NotebookNode]]:
+    cells = []
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if "grade_id" in meta:
+            cells.append((meta["grade_id"], cell))
+    return cells
+
+
+def _is_test(cell: NotebookNode) -> bool:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return bool(meta.get("grade")) and not meta.get("solution")
+
+
+def compare_with_release(submitted: NotebookNode, released: NotebookNode) -> list[str]:
+    """What the student did to the released notebook's nbgrader cells."""
+    notes: list[str] = []
+    mine = _graded_cells(submitted)
+    theirs = dict(_graded_cells(released))
+    order = [grade_id for grade_id, _ in _graded_cells(released)]
+    counts: dict[str, int] = {}
+    for grade_id, _ in mine:
+        counts[grade_id] = counts.get(grade_id, 0) + 1
+    for grade_id in order:
+        original = theirs[grade_id]
+        kind = "test cell" if _is_test(original) else "cell"
+        copies = [cell for gid, cell in mine if gid == grade_id]
+        if not copies:
+            if _is_test(original) or original.metadata["nbgrader"].get("locked"):
+                notes.append(f"deleted {kind} {grade_id} (restored from the gradebook)")
+            continue
+        if counts[grade_id] > 1:
+            notes.append(f"duplicated {kind} {grade_id} ({counts[grade_id]} copies; one kept)")
+        cell = copies[0]
+        if cell.cell_type != original.cell_type:
+            notes.append(
+                f"changed {kind} {grade_id} from {original.cell_type} to {cell.cell_type} "
+                "(restored)"
+            )
+        elif _is_test(original) and cell.source != original.source:
+            notes.append(f"edited test cell {grade_id} (restored from the gradebook)")
+        keys = ("grade", "solution", "locked", "points")
+        if any(
+            cell.metadata["nbgrader"].get(k) != original.metadata["nbgrader"].get(k) for k in keys
+        ):
+            notes.append(f"changed the nbgrader metadata of {grade_id} (restored)")
+    for grade_id, _cell in mine:
+        if grade_id not in theirs:
+            notes.append(f"cell with an nbgrader id of its own, {grade_id!r} (not graded)")
+    present = [gid for gid, _ in mine if gid in theirs]
+    first_seen = list(dict.fromkeys(present))
+    expected = [gid for gid in order if gid in first_seen]
+    if first_seen != expected:
+        moved = [a for a, b in zip(first_seen, expected, strict=True) if a != b]
+        notes.append("moved cells out of their released order: " + ", ".join(moved))
+    return notes
+
+
+SUSPICIOUS_MODULES = {
+    "torch",
+    "np",
+    "numpy",
+    "F",
+    "nn",
+    "math",
+    "builtins",
+    "helpers",
+    "checks",
+    "sys",
+    "IPython",
+}
+SUSPICIOUS_CALLS = {
+    "get_ipython": "reaches into the kernel (get_ipython)",
+    "setattr": "replaces attributes with setattr",
+    "addaudithook": "adds an audit hook",
+    "settrace": "sets a trace function",
+    "set_custom_exc": "installs an exception handler in IPython",
+    "fork": "forks the process",
+    "system": "runs a shell command",
+    "Popen": "starts a subprocess",
+    "connect": "opens a connection",
+    "create_connection": "opens a network connection",
+    "_exit": "ends the kernel process",
+}
+SUSPICIOUS_IMPORTS = {
+    "ctypes": "imports ctypes",
+    "gc": "imports gc",
+    "inspect": "imports inspect",
+    "socket": "imports socket",
+    "subprocess": "imports subprocess",
+    "urllib": "imports urllib",
+    "http": "imports http",
+    "builtins": "imports builtins",
+    "IPython": "imports IPython",
+}
+
+
+def scan_code(nb: NotebookNode) -> list[str]:
+    """Flags for code outside the test cells that honest answers never need."""
+    flags: list[str] = []
+    for cell in nb.cells:
+        if cell.cell_type != "code" or _is_test(cell):
+            continue
+        source = "\n".join(
+            line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!"))
+        )
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        where = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") or cell.get("id", "?")
+        for node in ast.walk(tree):
+            found = None
+            if isinstance(node, ast.Assign | ast.AugAssign | ast.Delete):
+                targets = (
+                    node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
+                )
+                for target in targets:
+                    if isinstance(target, ast.Attribute):
+                        base = target.value
+                        while isinstance(base, ast.Attribute):
+                            base = base.value
+                        if isinstance(base, ast.Name) and base.id in SUSPICIOUS_MODULES:
+                            found = f"assigns {ast.unparse(target)}"
+            elif isinstance(node, ast.Call):
+                func = node.func
+                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if name in SUSPICIOUS_CALLS:
+                    found = SUSPICIOUS_CALLS[name]
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+                if isinstance(node, ast.ImportFrom) and node.module:
+                    names.append(node.module)
+                for name in names:
+                    top = name.split(".")[0]
+                    if top in SUSPICIOUS_IMPORTS:
+                        found = SUSPICIOUS_IMPORTS[top]
+            elif isinstance(node, ast.Name) and "grader" in node.id.lower():
+                found = f"names the grader ({node.id})"
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if "solutions/" in node.value or "gradebook" in node.value:
+                    found = f"refers to {node.value!r}"
+            if found and f"{where}: {found}" not in flags:
+                flags.append(f"{where}: {found}")
+    return flags

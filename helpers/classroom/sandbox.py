@@ -1,0 +1,147 @@
+"""Where a submission's kernel runs: a bubblewrap sandbox with resource limits.
+
+The kernel (the only process that runs student code) starts inside ``bwrap`` with new
+network, PID, IPC and UTS namespaces and a file system made of read-only binds of the
+operating system and the Python environment, plus one writable folder: the submission's
+temporary copy. ``solutions/``, the gradebook, the autograder folder and other students'
+work are simply not there. As root, the kernel also drops to an unprivileged user id, so
+that the process limit (``RLIMIT_NPROC``, which root ignores) stops fork bombs. ``prlimit``
+sets the memory (address space), CPU-time, process and file-size limits.
+
+Without bwrap (macOS, Windows, a Linux without it) the kernel runs as a plain process with
+the same ``prlimit`` limits where ``prlimit`` exists, and the grader says so: see the README's
+table of what is isolated where.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Limits", "SANDBOX_UID", "isolation", "sandbox_command"]
+
+SANDBOX_UID = 61000
+"""The unprivileged user id kernels run as when the grader runs as root."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one notebook's execution."""
+
+    wall_seconds: float = 300.0
+    """Whole notebook, kernel start included; the sandbox is killed after it."""
+    cell_seconds: int = 60
+    """One cell (as nbgrader's ``Execute.timeout``): the kernel is interrupted, the cell fails."""
+    memory_mib: int = 4096
+    """Address space of each process (torch alone maps about 1.5 GiB)."""
+    cpu_seconds: int = 300
+    processes: int = 64
+    file_mib: int = 64
+    output_kib: int = 512
+    """Output kept per cell; the rest is dropped with a note."""
+
+
+@functools.cache
+def isolation() -> str:
+    """``"bwrap"`` when bubblewrap works here, else ``"none"``."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None or not sys.platform.startswith("linux"):
+        return "none"
+    probe = [bwrap, "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "true"]
+    try:
+        ok = subprocess.run(probe, capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    return "bwrap" if ok else "none"
+
+
+def _python_paths() -> list[Path]:
+    """Folders the kernel needs to read: the interpreter, the environment, the helpers."""
+    import helpers
+
+    paths = {Path(sys.base_prefix), Path(sys.prefix), Path(helpers.__file__).resolve().parent}
+    paths.add(Path(os.path.realpath(sys.executable)).parent.parent)
+    return sorted(paths)
+
+
+def _limits_command(limits: Limits) -> list[str]:
+    prlimit = shutil.which("prlimit")
+    if prlimit is None:
+        return []
+    mib = 1024 * 1024
+    return [
+        prlimit,
+        f"--as={limits.memory_mib * mib}",
+        f"--cpu={limits.cpu_seconds}",
+        f"--nproc={limits.processes}",
+        f"--fsize={limits.file_mib * mib}",
+        "--core=0",
+    ]
+
+
+def sandbox_command(command: list[str], workdir: Path, limits: Limits) -> list[str]:
+    """``command`` wrapped so that it runs isolated, with ``workdir`` its only writable folder."""
+    limited = _limits_command(limits) + command
+    if isolation() != "bwrap":
+        return limited
+    args = [
+        "bwrap",
+        "--unshare-net",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--die-with-parent",
+        "--new-session",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        "--ro-bind",
+        "/etc",
+        "/etc",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+    ]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    for path in _python_paths():
+        # Parents the sandbox creates must be traversable by the unprivileged user.
+        for parent in reversed(path.parents[:-1]):
+            args += ["--perms", "0755", "--dir", str(parent)]
+        args += ["--ro-bind", str(path), str(path)]
+    args += ["--bind", str(workdir), str(workdir), "--chdir", str(workdir)]
+    args += ["--clearenv", "--setenv", "PATH", f"{Path(sys.executable).parent}:/usr/bin:/bin"]
+    for key, value in {
+        "HOME": str(workdir),
+        "MPLCONFIGDIR": str(workdir / ".matplotlib"),
+        "IPYTHONDIR": str(workdir / ".ipython"),
+        "JUPYTER_RUNTIME_DIR": str(workdir / ".jupyter"),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "LANG": "C.UTF-8",
+    }.items():
+        args += ["--setenv", key, value]
+    if os.geteuid() == 0:
+        # bwrap drops every capability; keep the two setpriv needs to leave root.
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--"]
+        args += [
+            "setpriv",
+            f"--reuid={SANDBOX_UID}",
+            f"--regid={SANDBOX_UID}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+        ]
+    else:
+        args += ["--"]
+    return args + limited
