@@ -209,12 +209,23 @@ async def _run(client: GradingClient, km: SandboxedKernelManager, limits: Limits
 def execute_notebook(notebook: dict[str, Any], name: str, limits: Limits | None = None) -> dict:
     """Execute a sanitised notebook in a sandboxed kernel; return :class:`ExecutionResult` data.
 
+    A failure of the grader's own machinery (not of the student's code) is tried once more
+    in a fresh sandbox before it is recorded.
+
     Args:
         notebook: the notebook (nbformat 4 dict) after nbgrader's sanitising steps.
         name: the notebook's name (for the temporary folder's name and messages).
         limits: time, memory, process and output limits (defaults: :class:`Limits`).
     """
-    limits = limits or Limits()
+    result = _execute_once(notebook, name, limits or Limits())
+    if result["outcome"] == "grader error":
+        first = result["detail"]
+        result = _execute_once(notebook, name, limits or Limits())
+        result["detail"] = (result["detail"] + f" (run twice: first {first})").strip()
+    return result
+
+
+def _execute_once(notebook: dict[str, Any], name: str, limits: Limits) -> dict:
     start = time.perf_counter()
     nb = nbformat.from_dict(notebook)
     guarded, plan = _with_guards(nb, Path("."))
@@ -315,6 +326,8 @@ def _judge(
                 result.events += [e for e in report["events"] if e not in result.events]
         if pre:
             result.restored += [f"{item} (before {test})" for item in pre["found"]]
+        if post and post["found"]:
+            result.restored += [f"{item} (while {test} ran)" for item in post["found"]]
         reason = None
         if at not in statuses:
             reason = f"{test} did not run ({result.outcome}: {result.detail})".rstrip(": )") + ")"

@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 import nbformat
 
 from .execute import execute_notebook
-from .integrity import compare_with_release, read_submission, scan_code
+from .integrity import compare_with_release, normalise, read_submission, scan_code
 from .sandbox import Limits, isolation
 
 __all__ = ["ClassGrader", "Submission"]
@@ -248,12 +248,18 @@ class ClassGrader:
                 record["outcome"] = "unreadable"
                 record["notes"].append(f"{path.name}: {reading.problem} (scored 0)")
                 continue
-            record["notes"] += compare_with_release(
-                reading.notebook, self._released(submission.assignment, name)
-            )
+            released = self._released(submission.assignment, name)
+            record["notes"] += compare_with_release(reading.notebook, released)
             record["flags"] = scan_code(reading.notebook)
-            nbformat.write(reading.notebook, staged / f"{name}.ipynb")
-            tasks[name] = dict(self._sanitise(reading.notebook, submission, name))
+            notebook = normalise(reading.notebook, released)
+            try:
+                sanitised = self._sanitise(nbformat.from_dict(notebook), submission, name)
+            except Exception as error:  # noqa: BLE001 - nbgrader could not make sense of it
+                record["outcome"] = "unreadable"
+                record["notes"].append(f"nbgrader could not sanitise it ({error!r}; scored 0)")
+                continue
+            nbformat.write(notebook, staged / f"{name}.ipynb")
+            tasks[name] = dict(sanitised)
         return tasks
 
     def record(self, submission: Submission, executed: dict[str, dict]) -> None:

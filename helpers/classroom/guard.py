@@ -159,7 +159,7 @@ def install(workdir: str, forbidden: tuple[str, ...] = ()) -> None:
         except ImportError:
             pass
     _state["events"] = []
-    _state["allowed_prefixes"] = (os.path.abspath(workdir), "/tmp", "/dev/null")
+    _state["allowed_prefixes"] = (os.path.abspath(workdir), "/dev/")
     _state["forbidden_prefixes"] = tuple(forbidden) or ("\0",)
     _state["snapshot"] = _snapshot()
     _state["builtins_id"] = id(builtins.__dict__)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import nbformat
 from nbformat import NotebookNode
 
-__all__ = ["Reading", "compare_with_release", "read_submission", "scan_code"]
+__all__ = ["Reading", "compare_with_release", "normalise", "read_submission", "scan_code"]
 
 
 @dataclass
@@ -103,6 +103,31 @@ def compare_with_release(submitted: NotebookNode, released: NotebookNode) -> lis
         moved = [a for a, b in zip(first_seen, expected, strict=True) if a != b]
         notes.append("moved cells out of their released order: " + ", ".join(moved))
     return notes
+
+
+def normalise(submitted: NotebookNode, released: NotebookNode) -> NotebookNode:
+    """A copy nbgrader can sanitise: nbgrader marks only on the first cell of each released id.
+
+    A second copy of a cell, or a cell with an id the release does not have, would make
+    nbgrader 0.9 stop with an error (a ``KeyError`` in ``OverwriteCells`` after
+    ``DeduplicateIds``) or look for a grade the gradebook does not know; such cells stay
+    in the notebook as ordinary cells.
+    """
+    notebook = nbformat.from_dict(json.loads(json.dumps(submitted)))
+    known = dict(_graded_cells(released))
+    seen: set[str] = set()
+    for cell in notebook.cells:
+        meta = cell.get("metadata", {})
+        if "nbgrader" not in meta:
+            continue
+        grade_id = meta["nbgrader"].get("grade_id")
+        if grade_id not in known or grade_id in seen:
+            del meta["nbgrader"]
+        else:
+            seen.add(grade_id)
+            # Points and flags are the release's, whatever the file claims.
+            meta["nbgrader"] = json.loads(json.dumps(known[grade_id].metadata["nbgrader"]))
+    return notebook
 
 
 SUSPICIOUS_MODULES = {

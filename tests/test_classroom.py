@@ -1,0 +1,164 @@
+"""Grading a class with ``python -m helpers.classroom``: honest and hostile submissions.
+
+One class of notebook 01 is graded once (module fixture): two honest students and every
+kind of bad submission in ``tests/hostile.py``. Scores are read from nbgrader's gradebook.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from hostile import ASSIGNMENT, CORPUS, NOTEBOOK, write_gradebook_attack, wrong_answers
+
+from helpers.classroom.grade import ClassGrader, _attention
+from helpers.classroom.sandbox import Limits, isolation
+from helpers.grading import Course
+
+pytestmark = pytest.mark.xdist_group("classroom")
+
+LIMITS = Limits(wall_seconds=45, cell_seconds=5, memory_mib=3072, output_kib=256)
+HONEST = {"alice": "solved", "carol": "untouched"}
+
+
+def _hashes(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def _submit(course: Course, student: str, content: nbformat.NotebookNode | str | None, name: str):
+    folder = course.root / "submitted" / student / ASSIGNMENT
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "timestamp.txt").write_text("2026-11-20 12:00:00.000000 UTC")
+    if content is None:
+        (folder / "README.txt").write_text("I forgot my notebook")
+    elif isinstance(content, str):
+        (folder / name).write_text(content)
+    else:
+        nbformat.write(content, folder / name)
+        if student == "extra_notebook":
+            nbformat.write(content, folder / "scratch.ipynb")
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    root = tmp_path_factory.mktemp("class")
+    course = Course(root, ASSIGNMENT)
+    course.generate()
+    _submit(course, "alice", course.solved(demos=False), NOTEBOOK)
+    _submit(course, "carol", course.released(), NOTEBOOK)
+    for hostile in CORPUS:
+        notebook = wrong_answers(course.released())
+        if hostile.student == "writes_gradebook":
+            cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("solution"))
+            cell.source = write_gradebook_attack(root, "alice") + "\n" + cell.source
+        _submit(course, hostile.student, hostile.build(notebook), hostile.file_name)
+    before = _hashes(root / "submitted")
+    grader = ClassGrader(root, workers=2, limits=LIMITS, progress=False)
+    log: list[str] = []
+    summaries = grader.grade([ASSIGNMENT], log=log.append)
+    by_student = {s["student"]: s for s in summaries}
+    return {
+        "root": root,
+        "course": course,
+        "grader": grader,
+        "summaries": by_student,
+        "before": before,
+        "log": log,
+    }
+
+
+def _score(summary: dict) -> float:
+    return sum(record.get("score") or 0 for record in summary["notebooks"].values())
+
+
+def test_sandbox_is_available_here() -> None:
+    """The isolation the README promises on Linux: skip (and say so) without bubblewrap."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed (make system-packages installs it)")
+    assert isolation() == "bwrap"
+
+
+def test_honest_students_are_graded_as_usual(graded: dict) -> None:
+    alice, carol = graded["summaries"]["alice"], graded["summaries"]["carol"]
+    notebook = alice["notebooks"][ASSIGNMENT]
+    assert (notebook["score"], notebook["outcome"]) == (notebook["max_score"], "ok"), alice
+    assert notebook["max_score"] == 9
+    assert _score(carol) == 0
+    assert not _attention(alice), _attention(alice)
+
+
+def test_every_submission_is_recorded(graded: dict) -> None:
+    expected = set(HONEST) | {h.student for h in CORPUS}
+    assert set(graded["summaries"]) == expected
+    assert not [s for s in graded["summaries"].values() if s["error"]]
+    assert len(CORPUS) >= 20
+
+
+@pytest.mark.parametrize("hostile", CORPUS, ids=[h.student for h in CORPUS])
+def test_hostile_submission_gains_nothing(graded: dict, hostile) -> None:
+    summary = graded["summaries"][hostile.student]
+    record = summary["notebooks"][ASSIGNMENT]
+    assert _score(summary) == 0, f"{hostile.description}: {record}"
+    if hostile.outcome != "*":
+        assert record["outcome"] == hostile.outcome, record
+    notes = "\n".join(_attention(summary))
+    assert hostile.note in notes, f"{hostile.description}: expected {hostile.note!r} in\n{notes}"
+
+
+def test_gradebook_and_submissions_are_intact(graded: dict) -> None:
+    root = graded["root"]
+    assert _hashes(root / "submitted") == graded["before"]
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+        assert gradebook.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "alice").score == 9
+        assert len(gradebook.students) == len(graded["summaries"])
+
+
+def test_grades_csv_has_every_graded_cell(graded: dict) -> None:
+    rows = list(csv.DictReader((graded["root"] / "reports" / "grades.csv").open()))
+    alice = {r["cell"]: float(r["score"]) for r in rows if r["student"] == "alice"}
+    assert {k: v for k, v in alice.items() if k.startswith("test_")} == {
+        "test_one_hot": 2,
+        "test_one_hot_2": 1,
+        "test_frame_signal": 2,
+        "test_frame_signal_2": 1,
+        "test_context_window": 2,
+        "test_context_window_2": 1,
+    }
+    students = {r["student"] for r in rows}
+    assert students == set(graded["summaries"])
+
+
+def test_feedback_and_integrity_report(graded: dict) -> None:
+    root = graded["root"]
+    feedback = root / "feedback" / "alice" / ASSIGNMENT / f"{ASSIGNMENT}.html"
+    assert feedback.exists() and "test_one_hot" in feedback.read_text()
+    report = (root / "reports" / "integrity.md").read_text()
+    assert "## alice" not in report
+    assert "## patched_comparisons" in report and "torch.allclose was replaced" in report
+    data = json.loads((root / "reports" / "integrity.json").read_text())
+    assert len(data) == len(graded["summaries"])
+    assert any("graded" in line for line in graded["log"])
+
+
+def test_a_second_run_grades_only_what_changed(graded: dict) -> None:
+    grader, root = graded["grader"], graded["root"]
+    log: list[str] = []
+    grader.grade([ASSIGNMENT], log=log.append)
+    assert log[0].startswith(f"0 submission(s) to grade, {len(graded['summaries'])} already")
+    # An interrupted run leaves no state for what it had not finished: graded again.
+    (root / ".grading" / "state" / ASSIGNMENT / "carol.json").unlink()
+    log.clear()
+    summaries = grader.grade([ASSIGNMENT], log=log.append)
+    assert log[0].startswith("1 submission(s) to grade")
+    assert {s["student"]: _score(s) for s in summaries}["alice"] == 9
