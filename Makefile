@@ -8,13 +8,14 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 NOTEBOOKS := $(notdir $(wildcard solutions/[0-9][0-9]_*))
 
-.PHONY: help lab test lint format execute release benchmark clean system-packages
+.PHONY: help lab test lint format execute release benchmark grade clean system-packages
 
 help:
 	@echo "make lab        open the course in JupyterLab (creates .venv the first time)"
 	@echo "make test       lint + the whole test suite (what CI runs)"
 	@echo "make execute NB=01_vector_sets   re-run a solution notebook, storing its outputs"
 	@echo "make release    regenerate notebooks/ from solutions/ (nbgrader generate_assignment)"
+	@echo "make grade A=\"01_vector_sets 02_soft_select\"   grade every submission (sandboxed, parallel)"
 	@echo "make benchmark  time every notebook and its autograde -> benchmarks/notebooks.md,"
 	@echo "                and attention against length (notebook 06) -> benchmarks/efficient_attention.md"
 
@@ -68,6 +69,11 @@ release: $(VENV)/.installed
 benchmark: $(VENV)/.installed
 	$(PYTHON) -m helpers.benchmarks attention
 	$(PYTHON) -m helpers.benchmarks notebooks
+	$(PYTHON) -m helpers.classroom.benchmark
+
+grade: $(VENV)/.installed
+	@test -n "$(A)" || (echo 'usage: make grade A="01_vector_sets 02_soft_select"' && exit 2)
+	$(PYTHON) -m helpers.classroom grade $(A)
 
 clean:
-	rm -rf autograder/submitted autograder/autograded autograder/feedback autograder/gradebook.db
+	rm -rf autograder/submitted autograder/autograded autograder/feedback autograder/gradebook.db autograder/.grading autograder/reports

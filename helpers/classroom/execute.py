@@ -33,7 +33,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
 
-from .sandbox import SANDBOX_UID, Limits, isolation, sandbox_command
+from .sandbox import Limits, isolation, sandbox_command, sandbox_uid
 
 __all__ = ["ExecutionResult", "execute_notebook", "is_test_cell"]
 
@@ -77,17 +77,17 @@ class SandboxedKernelManager(AsyncKernelManager):
     whose network namespace has no way out.
     """
 
-    def __init__(self, workdir: Path, limits: Limits, **kwargs: Any) -> None:
+    def __init__(self, workdir: Path, limits: Limits, uid: int, **kwargs: Any) -> None:
         super().__init__(kernel_name="python3", transport="ipc", **kwargs)
+        self.uid = uid
         self.workdir = workdir
         self.limits = limits
         self.ip = str(workdir / "kernel")
         self.connection_file = str(workdir / "kernel.json")
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
-        return sandbox_command(
-            super().format_kernel_cmd(extra_arguments), self.workdir, self.limits
-        )
+        command = super().format_kernel_cmd(extra_arguments)
+        return sandbox_command(command, self.workdir, self.limits, self.uid)
 
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
         # The kernel's own console chatter is not the grader's business.
@@ -97,7 +97,7 @@ class SandboxedKernelManager(AsyncKernelManager):
     def write_connection_file(self, **kwargs: Any) -> tuple[str, dict]:
         written = super().write_connection_file(**kwargs)
         if os.geteuid() == 0 and isolation() == "bwrap":
-            os.chown(self.connection_file, SANDBOX_UID, SANDBOX_UID)
+            os.chown(self.connection_file, self.uid, self.uid)
         return written
 
 
@@ -180,7 +180,7 @@ def _start_lines(workdir: Path) -> list[str]:
     ]
 
 
-def _prepare_workdir(nb_name: str) -> Path:
+def _prepare_workdir(nb_name: str, uid: int) -> Path:
     workdir = Path(tempfile.mkdtemp(prefix=f"grade-{nb_name}-"))
     (workdir / ".matplotlib").mkdir()
     # The font cache, copied so that matplotlib does not rebuild it in every kernel (~1 s).
@@ -188,7 +188,7 @@ def _prepare_workdir(nb_name: str) -> Path:
         shutil.copy(cache, workdir / ".matplotlib")
     if os.geteuid() == 0 and isolation() == "bwrap":
         for path in [workdir, *workdir.rglob("*")]:
-            os.chown(path, SANDBOX_UID, SANDBOX_UID)
+            os.chown(path, uid, uid)
     os.chmod(workdir, 0o700)
     return workdir
 
@@ -229,7 +229,8 @@ def _execute_once(notebook: dict[str, Any], name: str, limits: Limits) -> dict:
     start = time.perf_counter()
     nb = nbformat.from_dict(notebook)
     guarded, plan = _with_guards(nb, Path("."))
-    workdir = _prepare_workdir(name)
+    uid = sandbox_uid()
+    workdir = _prepare_workdir(name, uid)
     (workdir / f"{name}.ipynb").write_text(nbformat.writes(nb))
     statuses: dict[int, str] = {}
     hidden: set[int] = set()
@@ -256,7 +257,7 @@ def _execute_once(notebook: dict[str, Any], name: str, limits: Limits) -> dict:
         if "start_notebook(" in cell.source and "seconds" not in first_code:
             first_code["seconds"] = time.perf_counter() - start
 
-    km = SandboxedKernelManager(workdir, limits)
+    km = SandboxedKernelManager(workdir, limits, uid)
     client = GradingClient(
         guarded,
         km=km,

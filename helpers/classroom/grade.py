@@ -293,10 +293,6 @@ class ClassGrader:
             self._record_nothing_gradable(submission)
         for name in executed:
             replay_class.results.pop((submission.student, submission.assignment, name), None)
-        if self.feedback and not submission.error:
-            outcome = self.api.generate_feedback(submission.assignment, submission.student)
-            if not outcome["success"]:
-                submission.notes.append("feedback could not be generated")
         self._store_scores(submission)
         state = self._state_file(submission)
         state.parent.mkdir(parents=True, exist_ok=True)
@@ -414,10 +410,44 @@ class ClassGrader:
                 if not waiting[key]:
                     self.record(by_key[key], pending.pop(key))
                     bar.update()
-        bar.close()
+            bar.close()
+            if self.feedback:
+                self._write_feedback(assignments, client, log)
         summaries = self.write_reports(assignments)
         self._log_summary(todo, skipped, time.perf_counter() - start, log)
         return summaries
+
+    def _write_feedback(self, assignments: list[str], client: Any, log: Callable) -> None:
+        """nbgrader's feedback HTML for every recorded submission that lacks it.
+
+        Feedback only reads the gradebook and the autograded notebooks, so on this machine
+        (the embedded cluster) the workers write it in parallel.
+        """
+        missing = []
+        for assignment in assignments:
+            for state in sorted((self.work / "state" / assignment).glob("*.json")):
+                student = state.stem
+                folder = self.root / "feedback" / student / assignment
+                if self.force or not folder.is_dir() or not any(folder.glob("*.html")):
+                    missing.append((assignment, student))
+        if not missing:
+            return
+        if self.scheduler:
+            results = [_feedback(self.root, self.db_url, a, s) for a, s in missing]
+        else:
+            futures = client.map(
+                _feedback,
+                [self.root] * len(missing),
+                [self.db_url] * len(missing),
+                [a for a, _ in missing],
+                [s for _, s in missing],
+                pure=False,
+            )
+            results = client.gather(futures)
+        failed = [f"{a}/{s}" for (a, s), ok in zip(missing, results, strict=True) if not ok]
+        log(f"feedback written for {len(missing) - len(failed)} submission(s)")
+        if failed:
+            log("feedback failed for: " + ", ".join(failed))
 
     def _lost(self, submission: Submission, name: str, error: BaseException) -> dict:
         """A notebook whose worker failed: every test cell scores 0, the reason is kept."""
@@ -494,6 +524,14 @@ class ClassGrader:
         log(f"grades: {self.reports / 'grades.csv'}; integrity: {self.reports / 'integrity.md'}")
         if self.feedback:
             log(f"feedback: {self.root / 'feedback'}")
+
+
+def _feedback(root: Path, db_url: str | None, assignment: str, student: str) -> bool:
+    """Run nbgrader's ``generate_feedback`` for one submission (in a worker)."""
+    grader = ClassGrader(root, db_url=db_url, feedback=False, progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return bool(grader.api.generate_feedback(assignment, student)["success"])
 
 
 def _attention(summary: dict[str, Any]) -> list[str]:

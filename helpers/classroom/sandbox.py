@@ -17,16 +17,37 @@ from __future__ import annotations
 
 import functools
 import os
+import secrets
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Limits", "SANDBOX_UID", "isolation", "sandbox_command"]
+__all__ = ["Limits", "isolation", "sandbox_command", "sandbox_uid"]
 
-SANDBOX_UID = 61000
-"""The unprivileged user id kernels run as when the grader runs as root."""
+FIRST_UID = 61000
+"""Kernels started by root run as an unprivileged user id from here on: one per kernel, since
+the process limit counts every process of a user id, and one student's fork bomb must not
+use up another's."""
+
+
+def sandbox_uid() -> int:
+    """A fresh unprivileged user id for one kernel (as root with bubblewrap)."""
+    return FIRST_UID + secrets.randbelow(30000)
+
+
+def _user_tasks() -> int:
+    """Processes and threads of this user id now (they count against RLIMIT_NPROC)."""
+    uid, count = os.getuid(), 0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid:
+                    count += len(os.listdir(entry / "task"))
+            except OSError:
+                continue
+    return count
 
 
 @dataclass(frozen=True)
@@ -69,24 +90,31 @@ def _python_paths() -> list[Path]:
     return sorted(paths)
 
 
-def _limits_command(limits: Limits) -> list[str]:
+def _limits_command(limits: Limits, own_uid: bool) -> list[str]:
     prlimit = shutil.which("prlimit")
     if prlimit is None:
         return []
     mib = 1024 * 1024
+    # Without a user id of its own, the kernel shares the count with the grader's processes.
+    processes = limits.processes if own_uid else _user_tasks() + limits.processes
     return [
         prlimit,
         f"--as={limits.memory_mib * mib}",
         f"--cpu={limits.cpu_seconds}",
-        f"--nproc={limits.processes}",
+        f"--nproc={processes}",
         f"--fsize={limits.file_mib * mib}",
         "--core=0",
     ]
 
 
-def sandbox_command(command: list[str], workdir: Path, limits: Limits) -> list[str]:
-    """``command`` wrapped so that it runs isolated, with ``workdir`` its only writable folder."""
-    limited = _limits_command(limits) + command
+def sandbox_command(command: list[str], workdir: Path, limits: Limits, uid: int) -> list[str]:
+    """``command`` wrapped so that it runs isolated, with ``workdir`` its only writable folder.
+
+    Args:
+        uid: the user id to run as when the grader is root (see :func:`sandbox_uid`).
+    """
+    own_uid = os.geteuid() == 0 and isolation() == "bwrap"
+    limited = _limits_command(limits, own_uid) + command
     if isolation() != "bwrap":
         return limited
     args = [
@@ -136,8 +164,8 @@ def sandbox_command(command: list[str], workdir: Path, limits: Limits) -> list[s
         args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--"]
         args += [
             "setpriv",
-            f"--reuid={SANDBOX_UID}",
-            f"--regid={SANDBOX_UID}",
+            f"--reuid={uid}",
+            f"--regid={uid}",
             "--clear-groups",
             "--inh-caps=-all",
             "--bounding-set=-all",

@@ -1,0 +1,226 @@
+"""Grading a synthetic class: plain sequential ``nbgrader autograde`` against the classroom
+command, on the same machine in the same run (``make benchmark``).
+
+The class: ``students`` students x notebooks 01-03. Half hand in the reference solution
+(demo cells included, as a student would), a quarter the untouched student version (wrong
+answers), a quarter a hostile notebook (always-true comparisons with useless answers, a
+deleted test cell, or a file that is not JSON). Both graders get identical copies.
+
+Bare execution (nbclient, no grader) of every kind of notebook is timed too, so that each
+grader's cost per notebook can be set against it, and against the notebook's own compute:
+its cells, without kernel start and the imports cell.
+
+Writes ``benchmarks/grading.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+from ..grading import ROOT, Course, nbgrader_env
+from .grade import ClassGrader
+from .sandbox import Limits
+
+ASSIGNMENTS = ("01_vector_sets", "02_soft_select", "03_matrix_form")
+PATCHED = (
+    "import torch\nimport numpy as np\nimport helpers.checks\n"
+    "torch.allclose = lambda *a, **k: True\ntorch.equal = lambda *a, **k: True\n"
+    "np.allclose = lambda *a, **k: True\n"
+    "for _n in dir(helpers.checks):\n"
+    "    if _n.startswith('check_'):\n"
+    "        setattr(helpers.checks, _n, lambda *a, **k: None)\n"
+)
+
+
+def _kind(index: int) -> str:
+    return ("solved", "solved", "untouched", ("patched", "deleted_test", "invalid")[index % 3])[
+        index % 4
+    ]
+
+
+def _notebook(course: Course, kind: str) -> nbformat.NotebookNode | str:
+    if kind == "solved":
+        return course.solved()
+    if kind == "untouched":
+        return course.released()
+    if kind == "invalid":
+        return '{"cells": ['
+    notebook = course.released()
+    if kind == "deleted_test":
+        notebook.cells = [
+            c for c in notebook.cells if not c.metadata.get("nbgrader", {}).get("grade")
+        ]
+        return notebook
+    first = True
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("solution"):
+            name = meta["grade_id"]
+            useless = f"def {name}(*args, **kwargs):\n    return torch.zeros(1)\n"
+            cell.source = (PATCHED if first else "import torch\n") + useless
+            first = False
+    return notebook
+
+
+def build_class(root: Path, students: int) -> dict[str, Course]:
+    courses = {}
+    for assignment in ASSIGNMENTS:
+        course = Course(root, assignment)
+        course.generate()
+        courses[assignment] = course
+        for index in range(students):
+            student = f"s{index:03d}_{_kind(index)}"
+            content = _notebook(course, _kind(index))
+            folder = root / "submitted" / student / assignment
+            folder.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, str):
+                (folder / course.notebook_name).write_text(content)
+            else:
+                nbformat.write(content, folder / course.notebook_name)
+    return courses
+
+
+def bare_execution(notebook: nbformat.NotebookNode, repeats: int) -> tuple[float, float]:
+    """Median seconds of (whole execution with kernel start, cells after the imports cell)."""
+    from nbclient import NotebookClient
+
+    totals, cells = [], []
+    for _ in range(repeats):
+        marks: dict[str, float] = {}
+
+        def after(cell, cell_index, execute_reply, marks=marks):  # noqa: ANN001 - nbclient hook
+            if "start_notebook(" in cell.source:
+                marks["imports_done"] = time.perf_counter()
+
+        client = NotebookClient(
+            nbformat.from_dict(notebook),
+            timeout=120,
+            allow_errors=True,
+            record_timing=False,
+            on_cell_executed=after,
+        )
+        start = time.perf_counter()
+        client.execute()
+        end = time.perf_counter()
+        totals.append(end - start)
+        cells.append(end - marks.get("imports_done", start))
+    return statistics.median(totals), statistics.median(cells)
+
+
+def _scores(db_url: str) -> dict[tuple[str, str, str], float]:
+    from nbgrader.api import Gradebook
+
+    scores = {}
+    with Gradebook(db_url) as gradebook:
+        for assignment in ASSIGNMENTS:
+            for submission in gradebook.assignment_submissions(assignment):
+                for notebook in submission.notebooks:
+                    for grade in notebook.grades:
+                        key = (submission.student.id, assignment, grade.name)
+                        scores[key] = grade.score
+    return scores
+
+
+def run(students: int, repeats: int, output: Path) -> str:
+    os.environ.update(nbgrader_env())
+    work = Path(tempfile.mkdtemp(prefix="grading-benchmark-"))
+    plain, ours = work / "plain", work / "classroom"
+    courses = build_class(plain, students)
+    shutil.copytree(plain, ours)
+    notebooks = students * len(ASSIGNMENTS)
+
+    bare: dict[tuple[str, str], tuple[float, float]] = {}
+    for assignment, course in courses.items():
+        for kind in ("solved", "untouched", "patched", "deleted_test"):
+            bare[assignment, kind] = bare_execution(_notebook(course, kind), repeats)
+    kinds = [_kind(i) for i in range(students)]
+    executed = [k for k in kinds if k != "invalid"]
+    bare_total = sum(bare[a, k][0] for a in ASSIGNMENTS for k in executed)
+    cells_total = sum(bare[a, k][1] for a in ASSIGNMENTS for k in executed)
+
+    start = time.perf_counter()
+    for assignment in ASSIGNMENTS:
+        # What an instructor types. A file that is not JSON makes nbgrader fail for that
+        # student only (it logs the error and goes on), hence no check=True.
+        subprocess.run(
+            [sys.executable, "-m", "nbgrader", "autograde", assignment, "--force"],
+            cwd=plain,
+            env=nbgrader_env(),
+            capture_output=True,
+            timeout=7200,
+        )
+    plain_seconds = time.perf_counter() - start
+
+    workers = os.cpu_count() or 1
+    start = time.perf_counter()
+    grader = ClassGrader(ours, workers=workers, limits=Limits(), feedback=False, progress=False)
+    grader.grade(list(ASSIGNMENTS), log=lambda _: None)
+    ours_seconds = time.perf_counter() - start
+
+    plain_scores = _scores(f"sqlite:///{plain / 'gradebook.db'}")
+    our_scores = _scores(f"sqlite:///{ours / 'gradebook.db'}")
+    honest = [k for k in plain_scores if not k[0].endswith(("patched", "deleted_test", "invalid"))]
+    same_honest = all(plain_scores[k] == our_scores.get(k) for k in honest)
+    fooled = sorted({k[0] for k in plain_scores if k[0].endswith("patched") and plain_scores[k]})
+    points_plain = sum(v or 0 for k, v in plain_scores.items() if k[0].endswith("patched"))
+    points_ours = sum(v or 0 for k, v in our_scores.items() if k[0].endswith("patched"))
+    shutil.rmtree(work, ignore_errors=True)
+
+    per_bare = bare_total / len(executed) / len(ASSIGNMENTS)
+    per_cells = cells_total / len(executed) / len(ASSIGNMENTS)
+    per_plain = plain_seconds / notebooks
+    per_ours = ours_seconds * workers / notebooks
+    lines = [
+        "# Grading a class: sequential nbgrader against `python -m helpers.classroom`",
+        "",
+        f"{students} students x {len(ASSIGNMENTS)} notebooks ({notebooks} notebooks; "
+        f"{kinds.count('solved')} solved, {kinds.count('untouched')} untouched, "
+        f"{students - kinds.count('solved') - kinds.count('untouched')} hostile per notebook), "
+        f"{workers} cores. Bare execution: nbclient, median of {repeats}, per notebook kind.",
+        "",
+        "| grader | wall (s) | cost per notebook (s) | vs bare execution | vs cells only |",
+        "| --- | ---: | ---: | ---: | ---: |",
+        f"| sequential `nbgrader autograde` | {plain_seconds:.1f} | {per_plain:.2f} | "
+        f"{per_plain / per_bare:.2f}x | {per_plain / per_cells:.1f}x |",
+        f"| classroom, {workers}-worker LocalCluster, sandboxed | {ours_seconds:.1f} | "
+        f"{per_ours:.2f} | {per_ours / per_bare:.2f}x | {per_ours / per_cells:.1f}x |",
+        f"| bare execution (sum, one after another) | {bare_total:.1f} | {per_bare:.2f} | 1.00x | "
+        f"{per_bare / per_cells:.1f}x |",
+        "",
+        f"- Speed-up over sequential nbgrader: **{plain_seconds / ours_seconds:.2f}x**.",
+        "- Cost per notebook: wall time x workers / notebooks (core-seconds a notebook costs); "
+        "the invalid files are not executed by either grader and are left out of the bare sum.",
+        f"- Cells only: {per_cells:.2f} s per notebook on average: the rest of bare execution "
+        "is kernel start and imports.",
+        f"- Grades identical for every honest submission: {'yes' if same_honest else 'NO'} "
+        f"({len(honest)} graded cells).",
+        f"- Hostile always-true comparisons: {points_plain:g} points from plain nbgrader "
+        f"({len(fooled)} students fooled it), {points_ours:g} from the classroom grader.",
+    ]
+    text = "\n".join(lines) + "\n"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text)
+    return text
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m helpers.classroom.benchmark")
+    parser.add_argument("--students", type=int, default=40)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--output", type=Path, default=ROOT / "benchmarks" / "grading.md")
+    args = parser.parse_args(argv)
+    print(run(args.students, args.repeats, args.output))
+
+
+if __name__ == "__main__":
+    main()
