@@ -23,5 +23,4 @@ c.OverwriteCells.add_missing_cells = True
 
 # `python -m helpers.classroom grade A --zip download.zip`: an LMS download whose files are
 # named <student>_<notebook>.ipynb (student ids without "_"), collected by `nbgrader zip_collect`.
-c.ZipCollectApp.collector_plugin = "nbgrader.plugins.zipcollect.FileNameCollector"
-c.FileNameCollector.named_regexp = r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+\.ipynb)$"
+c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+\.ipynb)$"

@@ -122,3 +122,23 @@ def test_grades_go_into_postgres_through_a_dask_scheduler(
     assert scores == {"alice": 9, "carol": 0}
     assert summaries["alice"]["notebooks"][ASSIGNMENT]["score"] == 9
     assert not (tmp_path / "gradebook.db").exists(), "the SQLite default must not be used"
+
+
+def test_an_lms_zip_is_collected_into_submitted(tmp_path: Path) -> None:
+    """``--zip``: nbgrader's zip_collect with the course's file-name pattern."""
+    import zipfile
+
+    from helpers.classroom.__main__ import collect_zip
+
+    course = Course(tmp_path, ASSIGNMENT)
+    course.generate()
+    archive = tmp_path / "download.zip"
+    with zipfile.ZipFile(archive, "w") as handle:
+        handle.writestr(
+            f"alice_{ASSIGNMENT}.ipynb",
+            (course.root / "release" / ASSIGNMENT / course.notebook_name).read_text(),
+        )
+        handle.writestr(f"bob_{ASSIGNMENT}.ipynb", "{}")
+    collect_zip(tmp_path, ASSIGNMENT, archive)
+    for student in ("alice", "bob"):
+        assert (tmp_path / "submitted" / student / ASSIGNMENT / course.notebook_name).is_file()
