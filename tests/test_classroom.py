@@ -22,7 +22,7 @@ from helpers.grading import Course
 
 pytestmark = pytest.mark.xdist_group("classroom")
 
-LIMITS = Limits(wall_seconds=45, cell_seconds=5, memory_mib=3072, output_kib=256)
+LIMITS = Limits(wall_seconds=30, cell_seconds=5, memory_mib=3072, output_kib=256)
 HONEST = {"alice": "solved", "carol": "untouched"}
 
 
