@@ -61,7 +61,7 @@ test: lint system-packages
 
 execute: $(VENV)/.installed
 	@test -n "$(NB)" || (echo "usage: make execute NB=01_vector_sets" && exit 2)
-	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.record_timing=False solutions/$(NB)/$(NB).ipynb
+	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.record_timing=False --ExecutePreprocessor.store_widget_state=False solutions/$(NB)/$(NB).ipynb
 
 release: $(VENV)/.installed
 	cd autograder && for nb in $(NOTEBOOKS); do nbgrader generate_assignment $$nb --force || exit 1; done

@@ -334,20 +334,25 @@ def benchmark_attention(
     against dense + local mask, linear attention against its own quadratic form
     ``phi(Q) phi(K)^T V`` (normalised); dense rows 0.
     """
+    import itertools
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    from tqdm.auto import tqdm
+
     rows = []
     spawn = multiprocessing.get_context("spawn")
-    for n in lengths:
-        for method in ATTENTION_METHODS:
+    runs = list(itertools.product(lengths, ATTENTION_METHODS))
+    with tqdm(runs, desc="attention", unit="run") as progress:
+        for n, method in progress:
+            progress.set_postfix_str(f"n={n} {method}")
             with ProcessPoolExecutor(max_workers=1, mp_context=spawn) as pool:
                 row = pool.submit(_attention_row, method, n, d, window, repeats).result()
             rows.append(row)
-            print(
+            # tqdm.write prints above the bar instead of tearing it.
+            progress.write(
                 f"n={n:6d}  {method:18s}  {row['seconds'] * 1e3:9.2f} ms  "
-                f"{row['peak_mib']:9.1f} MiB  err {row['max_error']:.1e}",
-                flush=True,
+                f"{row['peak_mib']:9.1f} MiB  err {row['max_error']:.1e}"
             )
     return rows
 
@@ -431,10 +436,13 @@ def main(argv: list[str] | None = None) -> None:
     unknown = sorted(set(args.names) - set(known))
     if unknown:
         parser.error(f"no such notebook {unknown}; known: {known}")
+    from tqdm.auto import tqdm
+
     timings = []
-    for assignment in args.names or known:
-        print(f"timing {assignment} ...", flush=True)
-        timings.append(time_notebook(assignment, args.repeats))
+    with tqdm(args.names or known, desc="notebooks", unit="notebook") as progress:
+        for assignment in progress:
+            progress.set_postfix_str(assignment)
+            timings.append(time_notebook(assignment, args.repeats))
     print(write_table(timings, args.out, args.repeats))
     print(f"written to {args.out}")
 

@@ -204,6 +204,10 @@ def test_stored_outputs_are_clean(assignment: str) -> None:
         f"cells {timed} store execution timestamps, which change on every run: "
         "execute with `make execute` (record_timing=False)"
     )
+    assert "widgets" not in load(assignment).metadata, (
+        f"solutions/{assignment} stores widget state (hundreds of lines that change with every "
+        "widget): execute with `make execute` (store_widget_state=False)"
+    )
     counts = [c.execution_count for c in code]
     assert counts == list(range(1, len(code) + 1)), "cells were not executed in order once each"
     for cell in code:

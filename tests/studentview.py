@@ -1,0 +1,294 @@
+"""Fixtures of the student's-view tests: JupyterLab in Chromium, and a stand-in Colab.
+
+``test_browser.py`` starts JupyterLab on a copy of ``notebooks/`` and drives Debian's
+Chromium through Playwright (never a downloaded browser); ``test_colab.py`` runs every
+notebook in a fresh virtual environment that has only what Colab preinstalls, with a
+stand-in ``google.colab`` module, so that the set-up cell installs the course from the
+checkout as it would from GitHub on Colab.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+SOLUTIONS = ROOT / "solutions"
+ARTIFACTS = ROOT / "tests" / "artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+
+# As root on these machines Chromium needs --no-sandbox; without the background-networking
+# flags it keeps trying to reach Google's hosts through a closed network.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+# What Colab preinstalls and the notebooks need. torch is the course machines' CPU wheel.
+COLAB_PACKAGES = ["numpy", "torch==2.13.0", "matplotlib", "ipykernel", "ipywidgets", "tqdm"]
+
+SOLUTION_MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*\n", re.MULTILINE)
+
+
+def assignments() -> list[str]:
+    """The notebooks, ``NN_topic``, in order."""
+    return sorted(p.name for p in SOLUTIONS.iterdir() if re.fullmatch(r"\d\d_\w+", p.name))
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def completed_notebook(assignment: str) -> nbformat.NotebookNode:
+    """The student notebook with every exercise done: each solution cell holds the solution.
+
+    The student version keeps its (visible) test cells; the answers come from the solution
+    cell with the same ``grade_id`` in ``solutions/``, without the solution markers.
+    """
+    student = nbformat.read(NOTEBOOKS / assignment / f"{assignment}.ipynb", as_version=4)
+    solution = nbformat.read(SOLUTIONS / assignment / f"{assignment}.ipynb", as_version=4)
+    answers = {
+        c.metadata["nbgrader"]["grade_id"]: SOLUTION_MARKERS.sub("", c.source)
+        for c in solution.cells
+        if c.metadata.get("nbgrader", {}).get("solution")
+    }
+    for cell in student.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if cell.metadata.get("nbgrader", {}).get("solution"):
+            cell.source = answers[grade_id]
+    return student
+
+
+# -- JupyterLab -----------------------------------------------------------------------------
+
+
+def browser_skip_reason() -> str | None:
+    """Why the browser test cannot run here, or None when it can."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is missing (pip install -e '.[dev]')"
+    if not CHROMIUM.exists():
+        return (
+            f"{CHROMIUM} is missing: install Debian's chromium package (`make system-packages` "
+            "does where apt-get can; Playwright's own browser download is not used)"
+        )
+    return None
+
+
+@dataclass
+class Lab:
+    """A running JupyterLab server."""
+
+    url: str
+    token: str
+    root_dir: Path
+    process: subprocess.Popen
+    log: Path
+
+    def notebook_url(self, path: str) -> str:
+        return f"{self.url}/lab/tree/{path}?token={self.token}&reset"
+
+
+LAB_SETTINGS = {
+    "@jupyterlab/apputils-extension/notification": {"fetchNews": "false"},
+    "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"},
+}
+
+
+@contextlib.contextmanager
+def jupyter_lab(root_dir: Path, workdir: Path, timeout: float = 60.0) -> Iterator[Lab]:
+    """Start ``jupyter lab`` on ``root_dir`` (a free loopback port, a fresh token).
+
+    Settings, workspaces and runtime files go to ``workdir``, so the user's own JupyterLab
+    set-up neither leaks in nor gets changed. The server is stopped on exit.
+    """
+    port, token = free_port(), secrets.token_hex(16)
+    env = dict(os.environ)
+    env.update(
+        JUPYTERLAB_SETTINGS_DIR=str(workdir / "settings"),
+        JUPYTERLAB_WORKSPACES_DIR=str(workdir / "workspaces"),
+        JUPYTER_RUNTIME_DIR=str(workdir / "runtime"),
+        IPYTHONDIR=str(workdir / "ipython"),
+        PYTHONUNBUFFERED="1",
+    )
+    # The course's environment first: nbgrader's server extension runs `jupyter` by name.
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    command = [
+        sys.executable,
+        "-m",
+        "jupyter",
+        "lab",
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root_dir}",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    if hasattr(os, "getuid") and os.getuid() == 0:
+        command.append("--allow-root")
+    # A fresh user's settings, but no news pop-up over the notebook, and every cell in the
+    # page (JupyterLab's windowing would leave cells out of view unrendered).
+    for plugin, settings in LAB_SETTINGS.items():
+        path = workdir / "settings" / f"{plugin}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(settings))
+    log = workdir / "jupyter-lab.log"
+    handle = log.open("wb")
+    process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env)
+    lab = Lab(f"http://127.0.0.1:{port}", token, root_dir, process, log)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"jupyter lab exited:\n{log.read_text(errors='replace')}")
+            try:
+                with urllib.request.urlopen(f"{lab.url}/api/status?token={token}", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"jupyter lab did not answer within {timeout} s:\n"
+                        f"{log.read_text(errors='replace')}"
+                    ) from None
+                time.sleep(0.3)
+        yield lab
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        handle.close()
+
+
+# -- Colab ----------------------------------------------------------------------------------
+
+COLAB_STUB = '''"""Stand-in for Colab's ``google.colab`` (the course's Colab test).
+
+On Colab this package is imported when the kernel starts; the notebooks' set-up cell only
+checks ``"google.colab" in sys.modules``.
+"""
+'''
+
+
+@dataclass
+class ColabEnv:
+    """A fresh virtual environment that looks like Colab to the notebooks."""
+
+    venv: Path
+    python: Path
+    kernel_dirs: list[str]
+    kernel_name: str
+    source: Path  # what the set-up cell installs from: a copy of the checkout
+
+    def site_packages(self) -> Path:
+        out = subprocess.run(
+            [str(self.python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        return Path(out.stdout.strip())
+
+
+def repository_copy(destination: Path) -> Path:
+    """Copy the files a push would publish (tracked and new, not ignored) to ``destination``.
+
+    ``pip install git+https://github.com/...`` builds from such a clone; installing from
+    this copy builds the same wheel, with today's working tree, and never from ``.venv`` or
+    the editable install's ``egg-info``.
+    """
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if not source.is_file():  # deleted in the working tree
+            continue
+        target = destination / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+    return destination
+
+
+def make_colab_env(workdir: Path) -> ColabEnv:
+    """A venv with Colab's preinstalled packages (not the course), a ``google.colab`` stub
+    imported at kernel start, and a kernelspec for it."""
+    venv = workdir / "venv"
+    python_bin = shutil.which("python3") or sys.executable
+    # The base interpreter, not this venv's: the new venv must not see the course's packages.
+    base = getattr(sys, "_base_executable", None) or python_bin
+    subprocess.run([base, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", *COLAB_PACKAGES],
+        check=True,
+        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+    )
+    env = ColabEnv(venv, python, [str(workdir / "kernels")], "colab-standin", workdir / "repo")
+    stub = env.site_packages() / "google" / "colab"
+    stub.mkdir(parents=True)
+    (stub / "__init__.py").write_text(COLAB_STUB)
+    kernel_dir = workdir / "kernels" / env.kernel_name
+    kernel_dir.mkdir(parents=True)
+    ipython_dir = workdir / "ipython"
+    (ipython_dir / "profile_default" / "startup").mkdir(parents=True)
+    # Colab's kernel has google.colab loaded from the start: so does this one.
+    (ipython_dir / "profile_default" / "startup" / "00-colab.py").write_text(
+        "import google.colab  # noqa: F401\n"
+    )
+    (kernel_dir / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "Python 3 (stand-in Colab)",
+                "language": "python",
+                "env": {"IPYTHONDIR": str(ipython_dir), "PYTHONNOUSERSITE": "1"},
+            }
+        )
+    )
+    repository_copy(env.source)
+    return env
+
+
+def colab_version(notebook: nbformat.NotebookNode, source: Path) -> nbformat.NotebookNode:
+    """The notebook with its set-up cell installing from ``source`` instead of GitHub."""
+    copy = nbformat.from_dict(notebook)
+    setup = copy.cells[1]
+    pattern = re.compile(r'"git\+https://github\.com/[\w.-]+/[\w.-]+@[\w./-]+"')
+    if not pattern.search(setup.source):
+        raise AssertionError(f"no git+https install in the set-up cell:\n{setup.source}")
+    setup.source = pattern.sub(f'"{source}"', setup.source)
+    return copy

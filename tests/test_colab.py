@@ -1,0 +1,148 @@
+"""Colab, proven as far as it can be here: every notebook in a fresh, Colab-like environment.
+
+One virtual environment (module fixture) holds only what Colab preinstalls (numpy, torch,
+matplotlib, ipykernel, ipywidgets, tqdm), not the course, and a stand-in ``google.colab``
+that the kernel imports at start, as Colab's does. Each notebook's set-up cell then runs
+for real: its ``%pip install "git+https://github.com/<REPOSITORY>@<BRANCH>"`` is pointed at
+a copy of the checkout (what a push would publish), so pip builds and installs the course
+exactly as it would from GitHub (09 also installs torch-geometric from the package index).
+
+For every notebook:
+
+- the **student version** (``notebooks/``, what the badge opens) runs top to bottom: the
+  set-up cell succeeds, ``helpers`` is imported from the new environment's site-packages
+  (not from this checkout), every cell before the first exercise's test runs, and every
+  exercise test cell fails with ``NotImplementedError`` (the unsolved exercise);
+- the **completed student version** (each exercise filled in with its solution) runs to
+  the end without any error, on the course the student run installed.
+
+All of it is one test (one environment), about 3 minutes on two busy cores.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from studentview import (
+    NOTEBOOKS,
+    ColabEnv,
+    assignments,
+    colab_version,
+    completed_notebook,
+    make_colab_env,
+)
+
+pytestmark = pytest.mark.xdist_group("colab")
+
+PROBE = """import importlib.metadata, json, sys
+import helpers
+print(json.dumps({"colab": "google.colab" in sys.modules, "helpers": helpers.__file__,
+                  "version": importlib.metadata.version("self-attention-course"),
+                  "python": sys.executable}))"""
+
+
+def execute(env: ColabEnv, notebook: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
+    """Run ``notebook`` (plus a probe cell) on the stand-in Colab kernel, errors allowed."""
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+
+    notebook = nbformat.from_dict(notebook)
+    notebook.cells.append(nbformat.v4.new_code_cell(PROBE, id="colab-probe"))
+    manager = KernelManager(
+        kernel_name=env.kernel_name,
+        kernel_spec_manager=KernelSpecManager(kernel_dirs=env.kernel_dirs),
+    )
+    client = NotebookClient(
+        notebook,
+        km=manager,
+        timeout=300,
+        allow_errors=True,
+        record_timing=False,
+        resources={"metadata": {"path": str(cwd)}},
+    )
+    client.execute()
+    return notebook
+
+
+def errors(notebook: nbformat.NotebookNode) -> list[tuple[int, str, str]]:
+    """``(cell index, error name, message)`` of every error output."""
+    return [
+        (i, out.ename, out.evalue)
+        for i, cell in enumerate(notebook.cells)
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+        if out.output_type == "error"
+    ]
+
+
+def probe(notebook: nbformat.NotebookNode, env: ColabEnv) -> dict:
+    cell = notebook.cells[-1]
+    assert not errors(nbformat.v4.new_notebook(cells=[cell])), f"probe failed: {cell.outputs}"
+    text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+    found = json.loads(text.strip().splitlines()[-1])
+    site = env.site_packages()
+    assert found["colab"], "google.colab was not imported in the kernel: the stand-in failed"
+    assert Path(found["python"]).parent == env.python.parent, found
+    assert Path(found["helpers"]).is_relative_to(site), (
+        f"helpers was imported from {found['helpers']}, not from the Colab environment's "
+        f"site-packages {site}: the set-up cell did not install the course"
+    )
+    return found
+
+
+def test_every_notebook_runs_on_colab(tmp_path: Path) -> None:
+    """One test, so one environment, whatever pytest-xdist does with a module's tests."""
+    if shutil.which("git") is None:
+        pytest.skip("git is missing: the Colab test copies the checkout with git ls-files")
+    colab = make_colab_env(tmp_path / "colab")
+    failures = {}
+    for assignment in assignments():
+        try:
+            check_notebook(assignment, colab, tmp_path)
+        except AssertionError as error:
+            failures[assignment] = str(error)
+    assert not failures, "\n\n".join(f"{a}: {m}" for a, m in failures.items())
+
+
+def check_notebook(assignment: str, colab: ColabEnv, tmp_path: Path) -> None:
+    """The student version and the completed version of one notebook, on the stand-in Colab."""
+    student = nbformat.read(NOTEBOOKS / assignment / f"{assignment}.ipynb", as_version=4)
+
+    ran = execute(colab, colab_version(student, colab.source), tmp_path)
+    setup_outputs = ran.cells[1].get("outputs", [])
+    assert not [o for o in setup_outputs if o.output_type == "error"], setup_outputs
+    probe(ran, colab)
+    found = errors(ran)
+    tests = [
+        i
+        for i, c in enumerate(ran.cells)
+        if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
+    ]
+    assert found, f"{assignment}: no exercise failed in the student version"
+    assert found[0][0] >= tests[0], (
+        f"{assignment}: cell {found[0][0]} fails ({found[0][1]}: {found[0][2]}) before the "
+        f"first exercise's test cell ({tests[0]})"
+    )
+    for i, name, message in found:
+        # A test cell fails with its exercise's message; a later demo cell may fail on an
+        # unimplemented function or on what a failed cell did not compute (the completed run
+        # below proves those cells right).
+        if i in tests:
+            assert name == "NotImplementedError", f"{assignment} cell {i}: {name}: {message}"
+    assert {i for i, *_ in found} >= set(tests), (
+        f"{assignment}: test cells {sorted(set(tests) - {i for i, *_ in found})} passed "
+        "without any exercise done"
+    )
+
+    # The course is installed now (the set-up cell above did it): the completed run skips
+    # the set-up cell's second pip build, which would only cost time.
+    completed = completed_notebook(assignment)
+    completed.cells[1].source = "# set-up: the course was installed by the student run"
+    done = execute(colab, completed, tmp_path)
+    probe(done, colab)
+    assert not errors(done), f"{assignment} (completed): errors {errors(done)}"

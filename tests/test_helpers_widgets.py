@@ -1,0 +1,154 @@
+"""Unit tests of helpers.plotting's interactive figures (sliders with a static fallback)."""
+
+from __future__ import annotations
+
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import pytest
+
+from helpers import plotting
+from helpers.plotting import Choice, InteractiveFigure, Slider, interactive_figure
+
+
+def make_draw(calls: list[dict]):
+    def draw(**values):
+        calls.append(values)
+        fig, ax = plt.subplots(figsize=(2, 2))
+        ax.plot([0, 1], [0, values.get("scale", 1)])
+        return fig
+
+    return draw
+
+
+def test_static_fallback_without_ipython_draws_defaults_once() -> None:
+    calls: list[dict] = []
+    assert interactive_figure(make_draw(calls), scale=Slider(2, 0, 5)) is None
+    assert calls == [{"scale": 2}]
+    plt.close("all")
+
+
+def test_sliders_have_the_right_kind_range_and_counted_ids() -> None:
+    figure = InteractiveFigure(
+        make_draw([]),
+        scale=Slider(2, 0, 5),
+        width=Slider(0.5, 0.0, 1.0, 0.1, description="w"),
+        temperature=Choice(1.0, [0.1, 1.0, 10.0]),
+    )
+    box = figure.build_widget()
+    import ipywidgets
+
+    scale, width, temperature, output = box.children
+    assert isinstance(scale, ipywidgets.IntSlider) and (scale.min, scale.max) == (0, 5)
+    assert isinstance(width, ipywidgets.FloatSlider) and width.description == "w"
+    assert isinstance(temperature, ipywidgets.SelectionSlider)
+    assert temperature.value == 1.0 and [v for _, v in temperature.options] == [0.1, 1.0, 10.0]
+    assert isinstance(output, ipywidgets.Output)
+    widgets = [box, box.layout, *box.children]
+    widgets += [w.layout for w in box.children] + [w.style for w in box.children[:3]]
+    ids = [w.model_id for w in widgets]
+    assert all(i.startswith("self-attention-course-") for i in ids), ids
+    assert len(set(ids)) == len(ids)
+
+
+def test_moving_a_slider_redraws_with_the_new_value(monkeypatch) -> None:
+    calls: list[dict] = []
+    figure = InteractiveFigure(make_draw(calls), scale=Slider(2, 0, 5), t=Choice("a", ["a", "b"]))
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    box = figure.build_widget()
+    box.children[0].value = 4
+    box.children[1].value = "b"
+    assert calls == [{"scale": 4, "t": "a"}, {"scale": 4, "t": "b"}]
+    assert len(shown) == 2 and all(isinstance(f, matplotlib.figure.Figure) for f in shown)
+    assert plt.get_fignums() == []  # redrawn figures are closed, never shown twice
+
+
+def test_without_ipywidgets_there_is_no_widget(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)
+    assert InteractiveFigure(make_draw([]), scale=Slider(1, 0, 2)).build_widget() is None
+
+
+def test_in_ipython_without_kernel_only_the_static_figure(monkeypatch) -> None:
+    shown = []
+
+    class Shell:  # an IPython terminal: no kernel attribute
+        pass
+
+    monkeypatch.setattr("IPython.get_ipython", lambda: Shell())
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    figure = InteractiveFigure(make_draw([]), scale=Slider(1, 0, 2))
+    figure.show()
+    assert len(shown) == 1 and isinstance(shown[0], matplotlib.figure.Figure)
+    assert figure.widget is None
+
+
+def test_in_a_kernel_static_figure_then_sliders(monkeypatch) -> None:
+    shown = []
+
+    class Shell:
+        kernel = object()
+
+    monkeypatch.setattr("IPython.get_ipython", lambda: Shell())
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    figure = InteractiveFigure(make_draw([]), scale=Slider(1, 0, 2))
+    figure.show()
+    assert isinstance(shown[0], matplotlib.figure.Figure)
+    assert shown[1] is figure.widget
+
+
+def test_draw_may_return_axes() -> None:
+    def draw(scale):
+        _, ax = plt.subplots()
+        return ax
+
+    assert isinstance(InteractiveFigure(draw, scale=Slider(1, 0, 2)).figure(), plt.Figure)
+    plt.close("all")
+
+
+@pytest.mark.parametrize(
+    ("make", "error"),
+    [
+        (lambda: Slider(7, 0, 5), ValueError),
+        (lambda: Slider(1, 0, 5, step=0), ValueError),
+        (lambda: Choice(3, [1, 2]), ValueError),
+        (lambda: InteractiveFigure(lambda: None), ValueError),
+        (lambda: InteractiveFigure(lambda x: None, x=(0, 1)), TypeError),
+        (lambda: InteractiveFigure(lambda x: None, x=Slider(0, 0, 1)).figure(), TypeError),
+        (lambda: InteractiveFigure(lambda x: None, x=Slider(0, 0, 1)).figure(y=1), TypeError),
+    ],
+)
+def test_mistakes_are_named(make, error) -> None:
+    with pytest.raises(error):
+        make()
+
+
+def test_choice_labels() -> None:
+    assert Choice(0.5, [0.5, 2.0]).labelled() == [("0.5", 0.5), ("2", 2.0)]
+    assert Choice(1, {"one": 1, "two": 2}).labelled() == [("one", 1), ("two", 2)]
+    assert Slider(1, 0, 3).integer and not Slider(1.0, 0, 3).integer
+    assert "interactive_figure" in plotting.__all__
+
+
+def test_progress_counts_without_time_and_yields_everything(capsys) -> None:
+    from helpers.plotting import PROGRESS_FORMAT, progress
+
+    assert "elapsed" not in PROGRESS_FORMAT and "rate" not in PROGRESS_FORMAT
+    assert list(progress(range(5), "training")) == [0, 1, 2, 3, 4]
+    assert "training" in capsys.readouterr().err  # outside Jupyter: tqdm's text bar
+
+
+def test_widgets_made_inside_get_counted_ids() -> None:
+    import ipywidgets
+
+    from helpers.plotting import _counted_widget_ids
+
+    with _counted_widget_ids():
+        box = ipywidgets.HBox([ipywidgets.FloatProgress(), ipywidgets.HTML()])
+    made = [box, box.layout, *box.children, *(c.layout for c in box.children)]
+    assert all(w.model_id.startswith("self-attention-course-") for w in made)
+    assert not ipywidgets.HTML().model_id.startswith("self-attention-course-")  # restored
