@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="nbgrader course root")
     grade.add_argument("--zip", type=Path, help="an LMS zip of submissions (one assignment)")
     grade.add_argument("--db", help="gradebook SQLAlchemy URL (default: the course's SQLite)")
-    grade.add_argument("--workers", type=int, help="local Dask workers (default: all cores)")
+    grade.add_argument("--workers", type=int, help="local Dask workers (default: cores + 1)")
     grade.add_argument("--scheduler", help="address of a Dask scheduler, e.g. tcp://host:8786")
     grade.add_argument("--force", action="store_true", help="grade again what is recorded")
     grade.add_argument("--no-feedback", action="store_true", help="skip the feedback HTML")
