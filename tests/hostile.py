@@ -205,6 +205,12 @@ CORPUS: list[Hostile] = [
         file_name="my_solution.ipynb",
     ),
     Hostile(
+        "extra_notebook",
+        "hands in a second notebook next to the graded one (the test adds scratch.ipynb)",
+        lambda nb: nb,
+        note="extra notebook scratch.ipynb",
+    ),
+    Hostile(
         "missing_notebook", "hands in no notebook", lambda nb: None, outcome="missing", note="no "
     ),
     Hostile(

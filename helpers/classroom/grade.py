@@ -190,9 +190,12 @@ class ClassGrader:
             },
             "unique_key": name,
         }
-        for preprocessor_class in converter.sanitize_preprocessors:
-            preprocessor = preprocessor_class(parent=converter)
-            nb, resources = preprocessor.preprocess(nb, resources)
+        with warnings.catch_warnings():
+            # nbformat's MissingIDFieldWarning on cells nbgrader itself adds back.
+            warnings.simplefilter("ignore")
+            for preprocessor_class in converter.sanitize_preprocessors:
+                preprocessor = preprocessor_class(parent=converter)
+                nb, resources = preprocessor.preprocess(nb, resources)
         return nb
 
     # ----------------------------------------------------------------------- the steps
