@@ -160,8 +160,8 @@ CORPUS: list[Hostile] = [
         "fork_bomb",
         "forks without end",
         _prepend("one_hot", "import os\nwhile True:\n    os.fork()\n"),
-        outcome="*",
-        note="forked the kernel",
+        outcome="*",  # the forked copies of the kernel may hang it (time limit) or not
+        note="fork",  # "forked the kernel" (audit hook) or "forks the process" (code scan)
     ),
     Hostile(
         "kernel_suicide",
