@@ -87,7 +87,7 @@ def dask_scheduler() -> Iterator[str]:
     from distributed import LocalCluster
 
     with LocalCluster(
-        n_workers=2, threads_per_worker=1, dashboard_address=None, silence_logs=40
+        n_workers=2, threads_per_worker=1, dashboard_address=":0", silence_logs=40
     ) as cluster:
         yield cluster.scheduler_address
 

@@ -123,7 +123,7 @@ class GradingClient(NotebookClient):
         return super().output(outs, msg, display_id, cell_index)
 
 
-def _with_guards(nb: NotebookNode, workdir: Path) -> tuple[NotebookNode, dict[int, dict]]:
+def _with_guards(nb: NotebookNode) -> tuple[NotebookNode, dict[int, dict]]:
     """A copy of ``nb`` with a guard cell before and after every test cell."""
     guarded = nbformat.from_dict(json.loads(json.dumps(nb)))
     cells = []
@@ -228,7 +228,7 @@ def execute_notebook(notebook: dict[str, Any], name: str, limits: Limits | None 
 def _execute_once(notebook: dict[str, Any], name: str, limits: Limits) -> dict:
     start = time.perf_counter()
     nb = nbformat.from_dict(notebook)
-    guarded, plan = _with_guards(nb, Path("."))
+    guarded, plan = _with_guards(nb)
     uid = sandbox_uid()
     workdir = _prepare_workdir(name, uid)
     (workdir / f"{name}.ipynb").write_text(nbformat.writes(nb))

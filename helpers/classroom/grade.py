@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 
 import nbformat
 
-from .execute import execute_notebook
+from .execute import _error_output, execute_notebook, is_test_cell
 from .integrity import compare_with_release, normalise, read_submission, scan_code
 from .sandbox import Limits, isolation
 
@@ -355,7 +355,7 @@ class ClassGrader:
                 n_workers=self.workers,
                 threads_per_worker=1,
                 processes=True,
-                dashboard_address=None,
+                dashboard_address=":0",
                 silence_logs=40,
             ) as cluster,
             Client(cluster) as client,
@@ -458,8 +458,6 @@ class ClassGrader:
         """A notebook whose worker failed: every test cell scores 0, the reason is kept."""
         staged = self.work / "staged" / submission.student / submission.assignment
         nb = self._sanitise(nbformat.read(staged / f"{name}.ipynb", 4), submission, name)
-        from .execute import _error_output, is_test_cell
-
         reason = f"the grading worker failed ({type(error).__name__}: {error})"
         zeroed = {}
         for cell in nb.cells:

@@ -22,7 +22,6 @@ execution status the grader reads from the kernel's replies.
 
 from __future__ import annotations
 
-import builtins
 import json
 import os
 import sys
@@ -162,7 +161,6 @@ def install(workdir: str, forbidden: tuple[str, ...] = ()) -> None:
     _state["allowed_prefixes"] = (os.path.abspath(workdir), "/dev/")
     _state["forbidden_prefixes"] = tuple(forbidden) or ("\0",)
     _state["snapshot"] = _snapshot()
-    _state["builtins_id"] = id(builtins.__dict__)
     sys.addaudithook(_audit)
 
 
