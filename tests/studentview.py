@@ -113,6 +113,25 @@ class Lab:
     def notebook_url(self, path: str) -> str:
         return f"{self.url}/lab/tree/{path}?token={self.token}&reset"
 
+    def wait_for_kernel(self, path: str, timeout: float) -> None:
+        """Wait until the notebook at ``path`` has a started, idle kernel with the page
+        connected to it.
+
+        The page's own status indicator says "idle" before any kernel exists, and a Run All
+        clicked then runs nothing (JupyterLab skips cells without a kernel); the server's
+        session list knows better: the kernel's state and its open connections.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            with urllib.request.urlopen(f"{self.url}/api/sessions?token={self.token}") as r:
+                sessions = json.load(r)
+            kernels = [s["kernel"] for s in sessions if s.get("path") == path and s.get("kernel")]
+            if any(k["execution_state"] == "idle" and k["connections"] > 0 for k in kernels):
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no idle, connected kernel for {path} after {timeout} s")
+            time.sleep(0.3)
+
 
 LAB_SETTINGS = {
     "@jupyterlab/apputils-extension/notification": {"fetchNews": "false"},

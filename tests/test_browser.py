@@ -59,6 +59,7 @@ def test_what_a_student_sees_in_jupyterlab(tmp_path) -> None:
                     check(page)
                 except Exception:
                     page.screenshot(path=str(ARTIFACTS / f"failed_{name}.png"))
+                    print(page_state(page), lab.log.read_text(errors="replace")[-4000:], sep="\n")
                     raise
                 page.close()
         finally:
@@ -67,15 +68,42 @@ def test_what_a_student_sees_in_jupyterlab(tmp_path) -> None:
 
 def open_and_run_all(browser, lab: Lab, path: str):
     """Open ``path`` in JupyterLab, wait for its kernel, click Run > Run All Cells."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(lab.notebook_url(path))
     page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
-    # The kernel is ready when the toolbar's status shows it idle.
-    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status='idle']")
-    page.locator(".lm-MenuBar-item", has_text="Run").first.click()
-    page.locator(".lm-Menu-item", has_text="Run All Cells").first.click()
+    lab.wait_for_kernel(path, TIMEOUT_MS / 1000)
+    # Run All has started when the first code cell is queued or has run ([*] or [1]). A
+    # page still wiring up its kernel skips the cells; then the click is repeated.
+    started = """() => {
+        const p = document.querySelector('.jp-NotebookPanel .jp-CodeCell .jp-InputArea-prompt');
+        return p !== null && /\\[(\\*|\\d+)\\]/.test(p.textContent);
+    }"""
+    for attempt in range(3):
+        page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+        page.locator(".lm-Menu-item", has_text="Run All Cells").first.click()
+        try:
+            page.wait_for_function(started, timeout=15_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
     return page
+
+
+def page_state(page) -> str:
+    """What the page shows, for a failure's report: prompts, output types, kernel status."""
+    prompts = page.eval_on_selector_all(
+        ".jp-NotebookPanel .jp-CodeCell .jp-InputArea-prompt", "els => els.map(e => e.textContent)"
+    )
+    outputs = page.eval_on_selector_all(
+        ".jp-NotebookPanel .jp-OutputArea-output",
+        "els => els.map(e => e.getAttribute('data-mime-type'))",
+    )
+    status = page.locator(".jp-StatusBar-Widget").all_inner_texts()
+    return f"prompts: {prompts}\noutputs: {outputs}\nstatus bar: {status}"
 
 
 def cell_index(cell_id: str) -> int:
