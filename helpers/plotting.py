@@ -400,34 +400,28 @@ class InteractiveFigure:
         widgets = _ipywidgets()
         if widgets is None:
             return None
-        sliders = []
-        for name, control in self.controls.items():
-            common = {
-                "value": control.value,
-                "description": control.description or name,
-                "continuous_update": False,
-                "model_id": _model_id(),
-                "layout": widgets.Layout(width="460px", model_id=_model_id()),
-            }
-            if isinstance(control, Choice):
-                cls, extra = widgets.SelectionSlider, {"options": control.labelled()}
-            else:
-                cls = widgets.IntSlider if control.integer else widgets.FloatSlider
-                extra = {"min": control.min, "max": control.max, "step": control.step}
-            # The style is a widget of its own: give it a counted id too.
-            style_class = cls.class_traits()["style"].klass
-            style = style_class(description_width="initial", model_id=_model_id())
-            slider = cls(style=style, **extra, **common)
-            slider.observe(lambda change, name=name: self.redraw(**{name: change["new"]}), "value")
-            sliders.append(slider)
-        self.output = widgets.Output(
-            layout=widgets.Layout(model_id=_model_id()), model_id=_model_id()
-        )
-        self.widget = widgets.VBox(
-            [*sliders, self.output],
-            layout=widgets.Layout(model_id=_model_id()),
-            model_id=_model_id(),
-        )
+        with _counted_widget_ids():  # sliders, styles, layouts and the output alike
+            sliders = []
+            for name, control in self.controls.items():
+                common = {
+                    "value": control.value,
+                    "description": control.description or name,
+                    "continuous_update": False,
+                    "layout": widgets.Layout(width="460px"),
+                    "style": {"description_width": "initial"},
+                }
+                if isinstance(control, Choice):
+                    cls, extra = widgets.SelectionSlider, {"options": control.labelled()}
+                else:
+                    cls = widgets.IntSlider if control.integer else widgets.FloatSlider
+                    extra = {"min": control.min, "max": control.max, "step": control.step}
+                slider = cls(**extra, **common)
+                slider.observe(
+                    lambda change, name=name: self.redraw(**{name: change["new"]}), "value"
+                )
+                sliders.append(slider)
+            self.output = widgets.Output()
+            self.widget = widgets.VBox([*sliders, self.output])
         return self.widget
 
     def show(self) -> None:
