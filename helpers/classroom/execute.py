@@ -33,17 +33,12 @@ from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
 
+from .integrity import is_test_cell
 from .sandbox import Limits, isolation, sandbox_command, sandbox_uid
 
-__all__ = ["ExecutionResult", "execute_notebook", "is_test_cell"]
+__all__ = ["ExecutionResult", "execute_notebook"]
 
 GUARD_PREFIX = "__grader_guard__ "
-
-
-def is_test_cell(cell: NotebookNode) -> bool:
-    """An autograded test cell: nbgrader ``grade`` without ``solution``, code."""
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return cell.get("cell_type") == "code" and meta.get("grade", False) and not meta.get("solution")
 
 
 @dataclass

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import hashlib
 import json
 import os
@@ -34,8 +35,14 @@ from typing import Any, ClassVar
 
 import nbformat
 
-from .execute import _error_output, execute_notebook, is_test_cell
-from .integrity import compare_with_release, normalise, read_submission, scan_code
+from .execute import ExecutionResult, _error_output, execute_notebook
+from .integrity import (
+    compare_with_release,
+    is_test_cell,
+    normalise,
+    read_submission,
+    scan_code,
+)
 from .sandbox import Limits, isolation
 
 __all__ = ["ClassGrader", "Submission"]
@@ -170,6 +177,11 @@ class ClassGrader:
         os.environ.update(nbgrader_env())
         config = self._config(staged)
         return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+
+    @functools.cached_property
+    def _recording_api(self) -> Any:
+        """The API whose autograde replays the sandboxed outputs on the staged copies."""
+        return self._api(staged=True)
 
     def _gradebook(self) -> Any:
         from nbgrader.api import Gradebook
@@ -370,7 +382,6 @@ class ClassGrader:
         from tqdm.auto import tqdm
 
         start = time.perf_counter()
-        self._recording_api = self._api(staged=True)
         todo: list[Submission] = []
         skipped = 0
         for assignment in assignments:
@@ -464,16 +475,9 @@ class ClassGrader:
             if is_test_cell(cell):
                 cell.outputs = [_error_output(reason)]
                 zeroed[cell.metadata.nbgrader.grade_id] = reason
-        return {
-            "notebook": dict(nb),
-            "outcome": "grader error",
-            "detail": reason,
-            "zeroed": zeroed,
-            "restored": [],
-            "events": [],
-            "truncated_cells": [],
-            "seconds": 0.0,
-        }
+        return ExecutionResult(
+            dict(nb), outcome="grader error", detail=reason, zeroed=zeroed
+        ).to_dict()
 
     # ---------------------------------------------------------------------- reports
     def write_reports(self, assignments: list[str]) -> list[dict[str, Any]]:

@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 import nbformat
 from nbformat import NotebookNode
 
-__all__ = ["Reading", "compare_with_release", "normalise", "read_submission", "scan_code"]
+__all__ = [
+    "Reading",
+    "compare_with_release",
+    "is_test_cell",
+    "normalise",
+    "read_submission",
+    "scan_code",
+]
 
 
 @dataclass
@@ -56,9 +63,10 @@ def _graded_cells(nb: NotebookNode) -> list[tuple[str, NotebookNode]]:
     return cells
 
 
-def _is_test(cell: NotebookNode) -> bool:
+def is_test_cell(cell: NotebookNode) -> bool:
+    """An autograded test cell: nbgrader ``grade`` without ``solution``, code."""
     meta = cell.get("metadata", {}).get("nbgrader", {})
-    return bool(meta.get("grade")) and not meta.get("solution")
+    return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
 
 
 def compare_with_release(submitted: NotebookNode, released: NotebookNode) -> list[str]:
@@ -72,10 +80,10 @@ def compare_with_release(submitted: NotebookNode, released: NotebookNode) -> lis
         counts[grade_id] = counts.get(grade_id, 0) + 1
     for grade_id in order:
         original = theirs[grade_id]
-        kind = "test cell" if _is_test(original) else "cell"
+        kind = "test cell" if is_test_cell(original) else "cell"
         copies = [cell for gid, cell in mine if gid == grade_id]
         if not copies:
-            if _is_test(original) or original.metadata["nbgrader"].get("locked"):
+            if is_test_cell(original) or original.metadata["nbgrader"].get("locked"):
                 notes.append(f"deleted {kind} {grade_id} (restored from the gradebook)")
             continue
         if counts[grade_id] > 1:
@@ -86,7 +94,7 @@ def compare_with_release(submitted: NotebookNode, released: NotebookNode) -> lis
                 f"changed {kind} {grade_id} from {original.cell_type} to {cell.cell_type} "
                 "(restored)"
             )
-        elif _is_test(original) and cell.source != original.source:
+        elif is_test_cell(original) and cell.source != original.source:
             notes.append(f"edited test cell {grade_id} (restored from the gradebook)")
         keys = ("grade", "solution", "locked", "points")
         if any(
@@ -173,7 +181,7 @@ def scan_code(nb: NotebookNode) -> list[str]:
     """Flags for code outside the test cells that honest answers never need."""
     flags: list[str] = []
     for cell in nb.cells:
-        if cell.cell_type != "code" or _is_test(cell):
+        if cell.cell_type != "code" or is_test_cell(cell):
             continue
         source = "\n".join(
             line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!"))
