@@ -6,7 +6,6 @@ PYTHON := $(VENV)/bin/python
 # nbgrader runs `alembic` and `jupyter` by name: the environment's bin/ must come first.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-NOTEBOOKS := $(notdir $(wildcard solutions/[0-9][0-9]_*))
 
 .PHONY: help lab test lint format execute release benchmark grade clean system-packages
 
@@ -63,17 +62,19 @@ execute: $(VENV)/.installed
 	@test -n "$(NB)" || (echo "usage: make execute NB=01_vector_sets" && exit 2)
 	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.record_timing=False --ExecutePreprocessor.store_widget_state=False solutions/$(NB)/$(NB).ipynb
 
+# The notebooks the registry (course.toml) lists, in order.
 release: $(VENV)/.installed
-	cd autograder && for nb in $(NOTEBOOKS); do nbgrader generate_assignment $$nb --force || exit 1; done
+	cd autograder && for nb in $$($(CURDIR)/$(PYTHON) -m instructor.registry ids); do \
+	  nbgrader generate_assignment $$nb --force || exit 1; done
 
 benchmark: $(VENV)/.installed
-	$(PYTHON) -m helpers.benchmarks attention
-	$(PYTHON) -m helpers.benchmarks notebooks
-	$(PYTHON) -m helpers.classroom.benchmark
+	$(PYTHON) -m instructor.benchmark_attention
+	$(PYTHON) -m instructor.benchmark_notebooks
+	$(PYTHON) -m instructor.benchmark_class_grading
 
 grade: $(VENV)/.installed
 	@test -n "$(A)" || (echo 'usage: make grade A="01_vector_sets 02_soft_select"' && exit 2)
-	$(PYTHON) -m helpers.classroom grade $(A)
+	$(PYTHON) -m instructor.classroom grade $(A)
 
 clean:
 	rm -rf autograder/submitted autograder/autograded autograder/feedback autograder/gradebook.db autograder/.grading autograder/reports

@@ -21,6 +21,6 @@ c.Execute.timeout = 60
 # gradebook so it runs and scores as released.
 c.OverwriteCells.add_missing_cells = True
 
-# `python -m helpers.classroom grade A --zip download.zip`: an LMS download whose files are
+# `python -m instructor.classroom grade A --zip download.zip`: an LMS download whose files are
 # named <student>_<notebook>.ipynb (student ids without "_"), collected by `nbgrader zip_collect`.
 c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+\.ipynb)$"

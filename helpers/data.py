@@ -157,7 +157,7 @@ def ethanol() -> Molecule:
 def attention_benchmark() -> list[dict[str, Any]]:
     """The rows of ``helpers/results/efficient_attention.csv``, numbers as numbers.
 
-    Written by ``python -m helpers.benchmarks attention`` (part of ``make benchmark``): for
+    Written by ``python -m instructor.benchmark_attention`` (part of ``make benchmark``): for
     each ``method`` ("dense SDPA", "dense + local mask", "sliding window", "linear") and
     sequence length ``n``, the median ``seconds`` and the peak extra memory ``peak_mib`` of one
     head with ``d`` features and local ``window``, plus ``max_error`` against the reference.

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 import tomllib
-from pathlib import Path
 
 from packaging.requirements import Requirement
 
-ROOT = Path(__file__).resolve().parents[1]
+from instructor.paths import COURSE_ROOT
+
+ROOT = COURSE_ROOT
 
 
 def pyproject_requirements() -> dict[str, str]:

@@ -3,7 +3,7 @@
 See tests/test_autograde.py: each source replaces the solution cell of its function.
 """
 
-from autograding import Case
+from instructor.grading_cases import Case
 
 CASES = [
     # ---------------------------------------------------------------- one_hot

@@ -3,7 +3,7 @@
 Graded by real nbgrader autograde (tests/test_autograde.py).
 """
 
-from autograding import Case
+from instructor.grading_cases import Case
 
 # fmt: off
 CASES = [

@@ -3,7 +3,7 @@
 Graded by real nbgrader autograde (tests/test_autograde.py).
 """
 
-from autograding import Case
+from instructor.grading_cases import Case
 
 # The shape checks that the docstring of rnn_forward asks for, shared by the rnn_forward
 # answers below, so that each wrong answer is wrong for its own reason only.

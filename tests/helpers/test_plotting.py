@@ -1,4 +1,5 @@
-"""Unit tests of helpers.plotting's interactive figures (sliders with a static fallback)."""
+"""Unit tests of helpers.plotting: static figures, and interactive figures (sliders with a
+static fallback)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,16 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
+import torch
 
-from helpers import plotting
+from helpers import data, plotting
 from helpers.plotting import Choice, InteractiveFigure, Slider, interactive_figure
+
+# Resolve the backend now: pyplot does it at the first figure, asking IPython for a shell,
+# and a test below fakes that shell.
+plt.switch_backend("Agg")
 
 
 def make_draw(calls: list[dict]):
@@ -152,3 +159,44 @@ def test_widgets_made_inside_get_counted_ids() -> None:
     made = [box, box.layout, *box.children, *(c.layout for c in box.children)]
     assert all(w.model_id.startswith("self-attention-course-") for w in made)
     assert not ipywidgets.HTML().model_id.startswith("self-attention-course-")  # restored
+
+
+# -- static figures
+
+
+def test_plot_attention_labels_and_validates() -> None:
+    weights = torch.softmax(torch.randn(3, 3), dim=-1)
+    ax = plotting.plot_attention(weights, ["i", "saw", "a"], title="w")
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["i", "saw", "a"]
+    assert len(ax.texts) == 9  # annotated cells
+    with pytest.raises(ValueError, match="2-D"):
+        plotting.plot_attention(torch.ones(2, 2, 2))
+    with pytest.raises(ValueError, match="labels"):
+        plotting.plot_attention(torch.ones(2, 3), ["a"])
+    plt.close("all")
+
+
+def test_plot_mask_bars_and_frames() -> None:
+    plotting.plot_mask(torch.ones(4, 4, dtype=torch.bool).tril())
+    ax = plotting.plot_weight_bars(np.array([0.2, 0.8]), ["a", "b"])
+    assert len(ax.patches) == 2
+    ax = plotting.plot_frames(data.speech_like_signal(0.1), 16_000, 400, 160, num_frames=3)
+    assert len(ax.patches) == 3
+    with pytest.raises(ValueError):
+        plotting.plot_weight_bars(np.ones((2, 2)))
+    plt.close("all")
+
+
+def test_plot_scaling_draws_time_and_memory() -> None:
+    rows = [
+        {"method": m, "n": n, "seconds": n**p * 1e-9, "peak_mib": float(n**p) / 1e6}
+        for m, p in (("dense", 2), ("linear", 1))
+        for n in (256, 512, 1024)
+    ]
+    rows.append({"method": "linear", "n": 2048, "seconds": 1e-3, "peak_mib": float("nan")})
+    figure = plotting.plot_scaling(rows)
+    time_ax, memory_ax = figure.axes
+    assert [line.get_label() for line in time_ax.lines] == ["dense", "linear"]
+    assert len(time_ax.lines[1].get_xdata()) == 4 and len(memory_ax.lines[1].get_xdata()) == 3
+    assert time_ax.get_xscale() == "log" and memory_ax.get_yscale() == "log"
+    plt.close(figure)

@@ -27,8 +27,9 @@ from pathlib import Path
 
 import nbformat
 
-from ..grading import ROOT, Course, nbgrader_env
-from .grade import ClassGrader
+from instructor.classroom.grade import ClassGrader
+from instructor.paths import BENCHMARKS
+from instructor.scratch_course import ScratchCourse, nbgrader_env
 
 ASSIGNMENTS = ("01_vector_sets", "02_soft_select", "03_matrix_form")
 PATCHED = (
@@ -47,7 +48,7 @@ def _kind(index: int) -> str:
     ]
 
 
-def _notebook(course: Course, kind: str) -> nbformat.NotebookNode | str:
+def _notebook(course: ScratchCourse, kind: str) -> nbformat.NotebookNode | str:
     if kind == "solved":
         return course.solved()
     if kind == "untouched":
@@ -71,10 +72,10 @@ def _notebook(course: Course, kind: str) -> nbformat.NotebookNode | str:
     return notebook
 
 
-def build_class(root: Path, students: int) -> dict[str, Course]:
+def build_class(root: Path, students: int) -> dict[str, ScratchCourse]:
     courses = {}
     for assignment in ASSIGNMENTS:
-        course = Course(root, assignment)
+        course = ScratchCourse(root, assignment)
         course.generate()
         courses[assignment] = course
         for index in range(students):
@@ -189,7 +190,7 @@ def run(students: int, repeats: int, output: Path) -> str:
     per_ours = ours_seconds * cores / notebooks
     per_two = timings["two"] * cores / notebooks
     lines = [
-        "# Grading a class: sequential nbgrader against `python -m helpers.classroom`",
+        "# Grading a class: sequential nbgrader against `python -m instructor.classroom`",
         "",
         f"{students} students x {len(ASSIGNMENTS)} notebooks ({notebooks} notebooks; "
         f"{kinds.count('solved')} solved, {kinds.count('untouched')} untouched, "
@@ -227,10 +228,10 @@ def run(students: int, repeats: int, output: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m helpers.classroom.benchmark")
+    parser = argparse.ArgumentParser(prog="python -m instructor.benchmark_class_grading")
     parser.add_argument("--students", type=int, default=40)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--output", type=Path, default=ROOT / "benchmarks" / "grading.md")
+    parser.add_argument("--output", type=Path, default=BENCHMARKS / "grading.md")
     args = parser.parse_args(argv)
     print(run(args.students, args.repeats, args.output))
 

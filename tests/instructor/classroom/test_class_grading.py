@@ -1,4 +1,4 @@
-"""Grading a class with ``python -m helpers.classroom``: honest and hostile submissions.
+"""Grading a class with ``python -m instructor.classroom``: honest and hostile submissions.
 
 One class of notebook 01 is graded once (module fixture): two honest students and every
 kind of bad submission in ``tests/hostile.py``. Scores are read from nbgrader's gradebook.
@@ -14,11 +14,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from hostile import ASSIGNMENT, CORPUS, NOTEBOOK, write_gradebook_attack, wrong_answers
 
-from helpers.classroom.grade import ClassGrader, _attention
-from helpers.classroom.sandbox import Limits, isolation
-from helpers.grading import Course
+from instructor.classroom.grade import ClassGrader, _attention
+from instructor.classroom.sandbox import Limits, isolation
+from instructor.scratch_course import ScratchCourse
+from support.hostile import ASSIGNMENT, CORPUS, NOTEBOOK, write_gradebook_attack, wrong_answers
 
 pytestmark = pytest.mark.xdist_group("classroom")
 
@@ -34,7 +34,9 @@ def _hashes(folder: Path) -> dict[str, str]:
     }
 
 
-def _submit(course: Course, student: str, content: nbformat.NotebookNode | str | None, name: str):
+def _submit(
+    course: ScratchCourse, student: str, content: nbformat.NotebookNode | str | None, name: str
+):
     folder = course.root / "submitted" / student / ASSIGNMENT
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "timestamp.txt").write_text("2026-11-20 12:00:00.000000 UTC")
@@ -51,7 +53,7 @@ def _submit(course: Course, student: str, content: nbformat.NotebookNode | str |
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("class")
-    course = Course(root, ASSIGNMENT)
+    course = ScratchCourse(root, ASSIGNMENT)
     course.generate()
     _submit(course, "alice", course.solved(demos=False), NOTEBOOK)
     _submit(course, "carol", course.released(), NOTEBOOK)

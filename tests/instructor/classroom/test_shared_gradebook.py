@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from helpers.classroom.grade import ClassGrader
-from helpers.classroom.sandbox import Limits
-from helpers.grading import Course
+from instructor.classroom.grade import ClassGrader
+from instructor.classroom.sandbox import Limits
+from instructor.scratch_course import ScratchCourse
 
 pytestmark = pytest.mark.xdist_group("classroom-shared")
 
@@ -95,7 +95,7 @@ def dask_scheduler() -> Iterator[str]:
 def test_grades_go_into_postgres_through_a_dask_scheduler(
     tmp_path: Path, postgres_url: str, dask_scheduler: str
 ) -> None:
-    course = Course(tmp_path, ASSIGNMENT)
+    course = ScratchCourse(tmp_path, ASSIGNMENT)
     with (tmp_path / "nbgrader_config.py").open("a") as config:
         config.write(f"\nc.CourseDirectory.db_url = {postgres_url!r}\n")
     course.generate()
@@ -128,9 +128,9 @@ def test_an_lms_zip_is_collected_into_submitted(tmp_path: Path) -> None:
     """``--zip``: nbgrader's zip_collect with the course's file-name pattern."""
     import zipfile
 
-    from helpers.classroom.__main__ import collect_zip
+    from instructor.classroom.__main__ import collect_zip
 
-    course = Course(tmp_path, ASSIGNMENT)
+    course = ScratchCourse(tmp_path, ASSIGNMENT)
     course.generate()
     archive = tmp_path / "download.zip"
     with zipfile.ZipFile(archive, "w") as handle:

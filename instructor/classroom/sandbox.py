@@ -82,10 +82,17 @@ def isolation() -> str:
 
 
 def _python_paths() -> list[Path]:
-    """Folders the kernel needs to read: the interpreter, the environment, the helpers."""
+    """Folders the kernel needs to read: the interpreter, the environment, the
+    student and instructor packages."""
     import helpers
+    import instructor
 
-    paths = {Path(sys.base_prefix), Path(sys.prefix), Path(helpers.__file__).resolve().parent}
+    paths = {
+        Path(sys.base_prefix),
+        Path(sys.prefix),
+        Path(helpers.__file__).resolve().parent,
+        Path(instructor.__file__).resolve().parent,
+    }
     paths.add(Path(os.path.realpath(sys.executable)).parent.parent)
     return sorted(paths)
 

@@ -1,4 +1,4 @@
-"""``python -m helpers.classroom grade 01_vector_sets ...`` (``make grade A=...``)."""
+"""``python -m instructor.classroom grade 01_vector_sets ...`` (``make grade A=...``)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from instructor.paths import AUTOGRADER
+
 from .sandbox import Limits
 
-DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "autograder"
+DEFAULT_ROOT = AUTOGRADER
 
 
 def collect_zip(root: Path, assignment: str, archive: Path) -> None:
@@ -30,7 +32,7 @@ def collect_zip(root: Path, assignment: str, archive: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m helpers.classroom", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m instructor.classroom", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     grade = commands.add_parser("grade", help="grade every submission of the assignments")
     grade.add_argument("assignments", nargs="+", help="e.g. 01_vector_sets 02_soft_select")

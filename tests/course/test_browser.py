@@ -21,7 +21,8 @@ import shutil
 
 import nbformat
 import pytest
-from studentview import (
+
+from support.studentview import (
     ARTIFACTS,
     CHROMIUM,
     CHROMIUM_ARGS,

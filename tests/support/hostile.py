@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 
-from helpers.grading import SOLUTIONS
+from instructor.paths import SOLUTIONS
 
 ASSIGNMENT = "01_vector_sets"
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"

@@ -44,6 +44,7 @@ WATCHED_MODULES = (
     "helpers.checks",
     "helpers.data",
     "helpers.plotting",
+    "helpers.measure",
     "helpers.setup",
 )
 SHELL_METHODS = (

@@ -1,34 +1,39 @@
-"""Wrong and right answers (``Case``) and where to find them.
+"""Wrong and right answers to the graded functions (``Case``, ``Mutation``), and packing
+them into few submissions.
 
-The tests prove the grading by running nbgrader itself (``helpers.grading.Course``:
-``generate_assignment`` and ``autograde``) and reading its gradebook; nothing here
-re-implements scoring.
+The test suite proves the grading by running nbgrader itself
+(``instructor.scratch_course.ScratchCourse``: ``generate_assignment`` and ``autograde``)
+and reading its gradebook; nothing here re-implements scoring. Each notebook's answers
+live in ``tests/grading_cases/<id>.py`` as a list ``CASES``:
+
+- a **wrong** answer is usually a ``Mutation``: a change to the reference solution
+  (``{"dim=-1": "dim=0"}``), which fails loudly when the reference no longer contains
+  the text it changes;
+- a **right** answer, or a wrong one that rewrites the whole function, is a ``Case`` with
+  its full source.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib.util
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Literal
 
-import nbformat
-
-from helpers.grading import SOLUTIONS, Course, assignments, solution_sources
+from instructor import anatomy
+from instructor.paths import COURSE_ROOT
 
 __all__ = [
     "Case",
-    "Course",
+    "Mutation",
+    "MutationError",
     "Submission",
-    "assignments",
-    "cells_of",
     "load_cases",
     "pack",
     "reference_solutions",
 ]
 
-CASES_DIR = Path(__file__).resolve().parent / "grading_cases"
+CASES_DIR = COURSE_ROOT / "tests" / "grading_cases"
 
 
 @dataclass(frozen=True)
@@ -54,8 +59,55 @@ class Case:
         return f"{self.kind}__{self.function}__{slug}"[:120]
 
 
+class MutationError(ValueError):
+    """A mutation no longer applies to the reference solution it changes."""
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """A wrong answer written as a change to the reference solution.
+
+    Attributes:
+        function: the ``grade_id`` of the solution cell it changes.
+        name: the mistake, in a few words.
+        edits: ``{old: new}``; each ``old`` must occur exactly once in the reference (add
+            context until it does), and is replaced by ``new``.
+        kind: always ``"wrong"`` (a mutation that is right is a ``Case``).
+    """
+
+    function: str
+    name: str
+    edits: dict[str, str] = field(hash=False)
+    kind: Literal["wrong"] = "wrong"
+
+    def apply(self, reference: str) -> Case:
+        """The wrong answer: ``reference`` with the edits made."""
+        source = reference
+        for old, new in self.edits.items():
+            found = source.count(old)
+            if found != 1:
+                raise MutationError(
+                    f"mutation {self.name!r} of {self.function}: the reference contains "
+                    f"{old!r} {found} times, not once; update the case to the reference"
+                )
+            source = source.replace(old, new)
+        try:
+            ast.parse(source)
+        except SyntaxError as error:
+            raise MutationError(
+                f"mutation {self.name!r} of {self.function} is not valid Python: {error}"
+            ) from None
+        return Case(self.function, "wrong", self.name, source)
+
+
+def reference_solutions(assignment: str) -> dict[str, str]:
+    """grade_id -> reference source of every solution cell of ``solutions/<assignment>``."""
+    return anatomy.solution_sources(anatomy.read_solution(assignment))
+
+
 def load_cases(assignment: str) -> list[Case]:
-    """The ``CASES`` of ``tests/grading_cases/<assignment>.py`` (empty if there is none)."""
+    """The ``CASES`` of ``tests/grading_cases/<assignment>.py`` (empty if there is none),
+    mutations applied to the reference solutions."""
     path = CASES_DIR / f"{assignment}.py"
     if not path.exists():
         return []
@@ -63,24 +115,17 @@ def load_cases(assignment: str) -> list[Case]:
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return list(module.CASES)
-
-
-def cells_of(
-    function: str, scores: dict[str, tuple[float, float]]
-) -> dict[str, tuple[float, float]]:
-    """The test cells that grade ``function``: ``test_<function>`` and ``test_<function>_<k>``."""
-    own = f"test_{function}"
-    return {
-        name: value
-        for name, value in scores.items()
-        if name == own or (name.startswith(own + "_") and name[len(own) + 1 :].isdigit())
-    }
-
-
-def reference_solutions(assignment: str) -> dict[str, str]:
-    """grade_id -> reference source of every solution cell of ``solutions/<assignment>``."""
-    return solution_sources(nbformat.read(SOLUTIONS / assignment / f"{assignment}.ipynb", 4))
+    references = reference_solutions(assignment)
+    cases = []
+    for entry in module.CASES:
+        if entry.function not in references:
+            raise MutationError(
+                f"tests/grading_cases/{assignment}.py: no graded function {entry.function!r}"
+            )
+        if isinstance(entry, Mutation):
+            entry = entry.apply(references[entry.function])
+        cases.append(entry)
+    return cases
 
 
 @dataclass(frozen=True)

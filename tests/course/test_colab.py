@@ -27,7 +27,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from studentview import (
+
+from support.studentview import (
     NOTEBOOKS,
     ColabEnv,
     assignments,

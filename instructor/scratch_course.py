@@ -1,8 +1,8 @@
 """A throw-away nbgrader course: release, submit, autograde, read the gradebook.
 
 Used by the test suite (to prove the grading with real nbgrader runs) and by the
-benchmark (to time autograding). Instructors grade in ``autograder/`` with nbgrader's own
-commands; this module is for checks and measurements on a copy.
+benchmarks (to time autograding). Instructors grade in ``autograder/`` with nbgrader's own
+commands or the class grader; this module is for checks and measurements on a copy.
 """
 
 from __future__ import annotations
@@ -16,30 +16,10 @@ from typing import Any
 
 import nbformat
 
-__all__ = [
-    "Course",
-    "ROOT",
-    "SOLUTIONS",
-    "RELEASED",
-    "assignments",
-    "nbgrader_env",
-    "solution_sources",
-    "strip_solution_markers",
-]
+from instructor import anatomy
+from instructor.paths import AUTOGRADER, SOLUTIONS
 
-ROOT = Path(__file__).resolve().parents[1]
-"""The repository root (this package is installed in editable mode)."""
-SOLUTIONS = ROOT / "solutions"
-RELEASED = ROOT / "notebooks"
-
-SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
-
-
-def assignments() -> list[str]:
-    """The assignments: every ``solutions/NN_topic`` folder holding ``NN_topic.ipynb``."""
-    return sorted(
-        p.parent.name for p in SOLUTIONS.glob("[0-9][0-9]_*/*.ipynb") if p.stem == p.parent.name
-    )
+__all__ = ["ScratchCourse", "nbgrader_env"]
 
 
 def nbgrader_env() -> dict[str, str]:
@@ -52,22 +32,7 @@ def nbgrader_env() -> dict[str, str]:
     return env
 
 
-def strip_solution_markers(source: str) -> str:
-    """A solution cell's source as a student who solved it would hand it in."""
-    return "\n".join(line for line in source.splitlines() if line.strip() not in SOLUTION_MARKERS)
-
-
-def solution_sources(notebook: nbformat.NotebookNode) -> dict[str, str]:
-    """grade_id -> source of every solution cell of an instructor notebook, without the
-    solution markers (as a student who solved it hands it in)."""
-    return {
-        cell.metadata["nbgrader"]["grade_id"]: strip_solution_markers(cell.source)
-        for cell in notebook.cells
-        if cell.metadata.get("nbgrader", {}).get("solution")
-    }
-
-
-class Course:
+class ScratchCourse:
     """A throw-away nbgrader course root with one assignment copied from ``solutions/``."""
 
     def __init__(self, root: Path, assignment: str) -> None:
@@ -82,7 +47,7 @@ class Course:
     def _write_config(self) -> None:
         # The course config points source/release at ../solutions and ../notebooks; this
         # course keeps everything inside its own root instead.
-        config = (ROOT / "autograder" / "nbgrader_config.py").read_text(encoding="utf-8")
+        config = (AUTOGRADER / "nbgrader_config.py").read_text(encoding="utf-8")
         config += (
             f"\nc.CourseDirectory.root = {str(self.root)!r}"
             '\nc.CourseDirectory.source_directory = "source"'
@@ -90,7 +55,7 @@ class Course:
         )
         (self.root / "nbgrader_config.py").write_text(config, encoding="utf-8")
 
-    def clone(self, root: Path) -> Course:
+    def clone(self, root: Path) -> ScratchCourse:
         """A copy of this course (source, release, gradebook) in ``root``, without
         submissions: ``generate`` once, then grade several batches in clones."""
         root.mkdir(parents=True, exist_ok=True)
@@ -99,7 +64,7 @@ class Course:
                 shutil.copytree(self.root / folder, root / folder)
         if (self.root / "gradebook.db").exists():
             shutil.copy(self.root / "gradebook.db", root / "gradebook.db")
-        return Course(root, self.assignment)
+        return ScratchCourse(root, self.assignment)
 
     @property
     def notebook_name(self) -> str:
@@ -163,32 +128,21 @@ class Course:
 
     def solutions(self) -> dict[str, str]:
         """grade_id -> source of every solution cell, as a student who solved it hands it in."""
-        return solution_sources(self.source())
+        return anatomy.solution_sources(self.source())
 
     def solved(
         self, replacements: dict[str, str] | None = None, *, demos: bool = True
     ) -> nbformat.NotebookNode:
         """The student version with every solution cell filled in from the instructor
-        notebook, except those named in ``replacements`` (grade_id -> new source).
-
-        With ``demos=False`` every ungraded code cell except the imports cell (the one that
-        calls ``start_notebook``) is emptied: a student may edit them freely, the test cells
-        never depend on them, and the submission is much faster to grade.
-        """
+        notebook, except those named in ``replacements`` (grade_id -> new source); with
+        ``demos=False`` the ungraded code cells but the imports cell are emptied
+        (``anatomy.complete``)."""
         answers = self.solutions()
         unknown = sorted(set(replacements or {}) - set(answers))
         if unknown:
             raise KeyError(f"no solution cell with grade_id {unknown} in {self.assignment}")
         answers.update(replacements or {})
-        notebook = self.released()
-        for cell in notebook.cells:
-            meta = cell.metadata.get("nbgrader", {})
-            if meta.get("solution"):
-                cell.source = answers[meta["grade_id"]]
-            elif not demos and cell.cell_type == "code" and "start_notebook(" not in cell.source:
-                if not meta.get("grade") and not meta.get("locked"):
-                    cell.source = ""
-        return notebook
+        return anatomy.complete(self.released(), answers, demos=demos)
 
     def autograde(self, *, command_line: bool = False) -> None:
         """Autograde every submission of the assignment: one student after another through

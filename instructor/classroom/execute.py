@@ -33,6 +33,8 @@ from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
 
+from instructor.paths import SOLUTIONS
+
 from .integrity import is_test_cell
 from .sandbox import Limits, isolation, sandbox_command, sandbox_uid
 
@@ -168,9 +170,9 @@ def _error_output(reason: str) -> NotebookNode:
 
 
 def _start_lines(workdir: Path) -> list[str]:
-    forbidden = [str(Path(__file__).resolve().parents[2] / "solutions")]
+    forbidden = [str(SOLUTIONS)]
     return [
-        "import helpers.classroom.guard as __grader_guard__; "
+        "import instructor.classroom.guard as __grader_guard__; "
         f"__grader_guard__.install({str(workdir)!r}, {tuple(forbidden)!r})"
     ]
 

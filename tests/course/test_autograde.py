@@ -7,7 +7,7 @@ Per assignment, temporary nbgrader courses are built from ``solutions/``:
   autograde`` command an instructor types;
 - *case* courses grade the answers of ``tests/grading_cases/<assignment>.py``. Each
   submission is the reference solution with a few solution cells replaced by cases of
-  different, independent functions (``autograding.pack``), so one kernel start grades
+  different, independent functions (``instructor.grading_cases.pack``), so one kernel start grades
   several cases; a case's grade is read from its own function's test cells. Every ungraded
   code cell but the imports cell is emptied, as a student is free to do (they are neither
   locked nor graded): test cells are self-contained, and the reference solution in that
@@ -27,16 +27,10 @@ import math
 import re
 
 import pytest
-from autograding import (
-    Case,
-    Course,
-    Submission,
-    assignments,
-    cells_of,
-    load_cases,
-    pack,
-    reference_solutions,
-)
+
+from instructor import anatomy, registry
+from instructor.grading_cases import Case, Submission, load_cases, pack, reference_solutions
+from instructor.scratch_course import ScratchCourse
 
 SOLUTION = "reference_solution"
 STUB = "untouched_student_version"
@@ -45,7 +39,7 @@ SUBMISSIONS_PER_COURSE = 8
 """Submissions graded in one nbgrader run: few enough for the courses to balance across the
 test workers, enough that starting nbgrader (about 2 s) stays a small share."""
 
-ASSIGNMENTS = assignments()
+ASSIGNMENTS = registry.load().ids
 
 
 def course_batches(assignment: str) -> list[list[Submission]]:
@@ -68,15 +62,15 @@ def graded_course(tmp_path_factory):
     the untouched student version and the reference solution without demos (``batch=None``)
     or one batch of case submissions have been autograded; each course is built once per
     test worker."""
-    generated: dict[str, Course] = {}
-    courses: dict[tuple[str, int | None], Course] = {}
+    generated: dict[str, ScratchCourse] = {}
+    courses: dict[tuple[str, int | None], ScratchCourse] = {}
 
-    def get(assignment: str, batch: int | None = None) -> Course:
+    def get(assignment: str, batch: int | None = None) -> ScratchCourse:
         key = (assignment, batch)
         if key in courses:
             return courses[key]
         if assignment not in generated:
-            generated[assignment] = Course(tmp_path_factory.mktemp(assignment), assignment)
+            generated[assignment] = ScratchCourse(tmp_path_factory.mktemp(assignment), assignment)
             generated[assignment].generate()
         name = f"{assignment}-{'reference' if batch is None else f'cases{batch}'}"
         course = generated[assignment].clone(tmp_path_factory.mktemp(name))
@@ -121,6 +115,13 @@ def test_untouched_student_version_scores_zero(assignment: str, graded_course) -
     assert not earned, f"the unsolved notebook earns points in {earned}"
 
 
+def cells_of(
+    function: str, scores: dict[str, tuple[float, float]]
+) -> dict[str, tuple[float, float]]:
+    """The scores of the test cells that grade ``function``."""
+    return {name: scores[name] for name in anatomy.tests_of(function, list(scores))}
+
+
 @by_assignment
 def test_correct_answer_writes_nothing_to_stderr(assignment: str, graded_course) -> None:
     graded = graded_course(assignment)
@@ -137,11 +138,7 @@ def test_correct_answer_writes_nothing_to_stderr(assignment: str, graded_course)
 @by_assignment
 def test_every_graded_function_has_enough_cases(assignment: str, graded_course) -> None:
     graded = graded_course(assignment)
-    functions = [
-        cell.metadata["nbgrader"]["grade_id"]
-        for cell in graded.source().cells
-        if cell.metadata.get("nbgrader", {}).get("solution")
-    ]
+    functions = [exercise.name for exercise in registry.load().notebook(assignment).exercises]
     cases = load_cases(graded.assignment)
     for function in functions:
         wrong = [c for c in cases if c.function == function and c.kind == "wrong"]

@@ -6,21 +6,24 @@ import json
 
 import pytest
 
-from helpers.grading import RELEASED, SOLUTIONS, Course, assignments
+from instructor import registry
+from instructor.paths import NOTEBOOKS as RELEASED
+from instructor.paths import SOLUTIONS
+from instructor.scratch_course import ScratchCourse
 
-ASSIGNMENTS = assignments()
+ASSIGNMENTS = registry.load().ids
 
 
 def test_every_solution_has_a_student_version_and_vice_versa() -> None:
     released = sorted(p.parent.name for p in RELEASED.glob("*/*.ipynb"))
     assert released == ASSIGNMENTS, (
-        "notebooks/ and solutions/ hold different notebooks: run `make release`"
+        "notebooks/ and the registry (course.toml) hold different notebooks: run `make release`"
     )
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_student_version_is_current(assignment: str, tmp_path) -> None:
-    generated = Course(tmp_path, assignment).generate()
+    generated = ScratchCourse(tmp_path, assignment).generate()
     committed = RELEASED / assignment / f"{assignment}.ipynb"
     assert json.loads(committed.read_text()) == json.loads(generated.read_text()), (
         f"notebooks/{assignment} differs from what generate_assignment makes of "

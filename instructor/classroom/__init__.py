@@ -1,4 +1,6 @@
-"""Grading a whole class: sandboxed, tamper-resistant, parallel (``python -m helpers.classroom``).
+"""Grading a whole class: sandboxed, tamper-resistant, parallel.
+
+``python -m instructor.classroom grade ...`` (``make grade A=...``).
 
 Modules: :mod:`.grade` (the pipeline), :mod:`.execute` (one notebook in a sandboxed kernel),
 :mod:`.sandbox` (bubblewrap and limits), :mod:`.guard` (runs inside the kernel),

@@ -26,9 +26,10 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = ROOT / "notebooks"
-SOLUTIONS = ROOT / "solutions"
+from instructor import anatomy, registry
+from instructor.paths import COURSE_ROOT
+
+ROOT = COURSE_ROOT
 ARTIFACTS = ROOT / "tests" / "artifacts"
 CHROMIUM = Path("/usr/bin/chromium")
 
@@ -48,12 +49,10 @@ CHROMIUM_ARGS = [
 # What Colab preinstalls and the notebooks need. torch is the course machines' CPU wheel.
 COLAB_PACKAGES = ["numpy", "torch==2.13.0", "matplotlib", "ipykernel", "ipywidgets", "tqdm"]
 
-SOLUTION_MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*\n", re.MULTILINE)
-
 
 def assignments() -> list[str]:
-    """The notebooks, ``NN_topic``, in order."""
-    return sorted(p.name for p in SOLUTIONS.iterdir() if re.fullmatch(r"\d\d_\w+", p.name))
+    """The notebooks, in the registry's order."""
+    return registry.load().ids
 
 
 def free_port() -> int:
@@ -64,23 +63,12 @@ def free_port() -> int:
 
 
 def completed_notebook(assignment: str) -> nbformat.NotebookNode:
-    """The student notebook with every exercise done: each solution cell holds the solution.
-
-    The student version keeps its (visible) test cells; the answers come from the solution
-    cell with the same ``grade_id`` in ``solutions/``, without the solution markers.
-    """
-    student = nbformat.read(NOTEBOOKS / assignment / f"{assignment}.ipynb", as_version=4)
-    solution = nbformat.read(SOLUTIONS / assignment / f"{assignment}.ipynb", as_version=4)
-    answers = {
-        c.metadata["nbgrader"]["grade_id"]: SOLUTION_MARKERS.sub("", c.source)
-        for c in solution.cells
-        if c.metadata.get("nbgrader", {}).get("solution")
-    }
-    for cell in student.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if cell.metadata.get("nbgrader", {}).get("solution"):
-            cell.source = answers[grade_id]
-    return student
+    """The student notebook with every exercise done: each solution cell holds the solution
+    from ``solutions/`` (without the solution markers); the visible test cells are kept."""
+    return anatomy.complete(
+        anatomy.read_released(assignment),
+        anatomy.solution_sources(anatomy.read_solution(assignment)),
+    )
 
 
 # -- JupyterLab -----------------------------------------------------------------------------

@@ -8,14 +8,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from helpers.classroom.integrity import (
+from instructor.classroom.integrity import (
     compare_with_release,
     normalise,
     read_submission,
     scan_code,
 )
-from helpers.classroom.sandbox import Limits, isolation, sandbox_command
-from helpers.grading import RELEASED
+from instructor.classroom.sandbox import Limits, isolation, sandbox_command
+from instructor.paths import NOTEBOOKS as RELEASED
 
 RELEASE = nbformat.read(RELEASED / "01_vector_sets" / "01_vector_sets.ipynb", 4)
 

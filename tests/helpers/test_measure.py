@@ -1,11 +1,11 @@
-"""helpers.benchmarks measures what it says (it never asserts on speed itself)."""
+"""helpers.measure measures what it says (it never asserts on speed itself)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from helpers.benchmarks import Measurement, measure, peak_memory_mib
+from helpers.measure import Measurement, measure, peak_memory_mib
 
 
 def test_peak_memory_sees_a_temporary_allocation() -> None:

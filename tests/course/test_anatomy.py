@@ -1,8 +1,6 @@
-"""Every instructor notebook follows the course's anatomy (CONTRIBUTING.md) and contract.
-
-The contract below is the syllabus's list of graded functions with their parameters
-(COURSE.md): students, graders and later notebooks rely on these names.
-"""
+"""Every instructor notebook follows the course's anatomy (CONTRIBUTING.md) and its entry
+in the registry (``course.toml``): the graded functions with their parameters and points,
+which students, graders and later notebooks rely on."""
 
 from __future__ import annotations
 
@@ -13,75 +11,21 @@ from collections import defaultdict
 import nbformat
 import pytest
 
-from helpers.grading import SOLUTIONS, assignments
-from helpers.setup import badge_markdown, colab_setup_source, colab_url
-
-GRADED_FUNCTIONS: dict[str, dict[str, list[str]]] = {
-    "01_vector_sets": {
-        "one_hot": ["tokens", "vocab"],
-        "frame_signal": ["signal", "frame_length", "hop_length"],
-        "context_window": ["X", "k"],
-    },
-    "02_soft_select": {
-        "hard_select": ["q", "K", "V"],
-        "dot_scores": ["q", "K"],
-        "additive_scores": ["q", "K", "W_q", "W_k", "w"],
-        "softmax": ["x", "axis"],
-        "soft_select": ["q", "K", "V", "temperature"],
-    },
-    "03_matrix_form": {
-        "self_attention_columns": ["I", "W_q", "W_k", "W_v"],
-        "attention": ["Q", "K", "V", "mask"],
-        "causal_mask": ["n"],
-    },
-    "04_multi_head": {
-        "split_heads": ["X", "num_heads"],
-        "merge_heads": ["X"],
-        "MultiHeadSelfAttention": [
-            "__init__(self, d_model, num_heads, bias)",
-            "forward(self, X, mask)",
-        ],
-    },
-    "05_positional_encoding": {
-        "sinusoidal_encoding": ["num_positions", "d_model"],
-        "relative_positions": ["n", "max_distance"],
-        "apply_rope": ["x", "positions"],
-    },
-    "06_efficient_attention": {
-        "local_mask": ["n", "window"],
-        "stride_mask": ["n", "stride"],
-        "global_mask": ["n", "global_tokens"],
-        "longformer_mask": ["n", "window", "stride", "global_tokens"],
-        "bigbird_mask": ["n", "window", "stride", "global_tokens", "num_random", "generator"],
-        "sliding_window_attention": ["Q", "K", "V", "window"],
-        "linear_attention": ["Q", "K", "V", "eps"],
-    },
-    "07_cnn_vs_attention": {
-        "pixels_as_vectors": ["img"],
-        "patchify": ["img", "patch_size"],
-        "receptive_field_mask": ["height", "width", "kernel_size"],
-    },
-    "08_rnn_vs_attention": {
-        "rnn_forward": ["X", "W_x", "W_h", "b", "h0"],
-        "causal_linear_attention": ["Q", "K", "V", "eps"],
-        "linear_attention_recurrent": ["Q", "K", "V", "eps"],
-    },
-    "09_gnn": {
-        "adjacency_mask": ["edge_index", "num_nodes", "add_self_loops"],
-        "graph_attention": ["X", "edge_index", "W_q", "W_k", "W_v"],
-    },
-}
+from instructor import anatomy, registry
+from instructor.colab import badge_markdown, colab_setup_source, colab_url
+from instructor.paths import COURSE_ROOT, SOLUTIONS
 
 NBGRADER_KEYS = {
     "grade", "solution", "locked", "task", "grade_id", "points", "checksum", "cell_type",
     "schema_version",
 }  # fmt: skip
 
-ASSIGNMENTS = assignments()
+COURSE = registry.load()
+ASSIGNMENTS = COURSE.ids
 
 
 def load(assignment: str) -> nbformat.NotebookNode:
-    return nbformat.read(SOLUTIONS / assignment / f"{assignment}.ipynb", 4)
+    return anatomy.read_solution(assignment)
 
 
 def nbgrader(cell: nbformat.NotebookNode) -> dict:
@@ -106,26 +50,43 @@ def defined_names(source: str) -> list[tuple[str, list[str]]]:
     return found
 
 
-def test_the_syllabus_notebooks_exist() -> None:
-    missing = sorted(set(GRADED_FUNCTIONS) - set(ASSIGNMENTS))
-    assert not missing, f"no instructor notebook for {missing}"
+def test_registry_and_solutions_hold_the_same_notebooks() -> None:
+    on_disk = sorted(
+        p.parent.name for p in SOLUTIONS.glob("[0-9][0-9]_*/*.ipynb") if p.stem == p.parent.name
+    )
+    missing = sorted(set(ASSIGNMENTS) - set(on_disk))
+    unregistered = sorted(set(on_disk) - set(ASSIGNMENTS))
+    assert not missing, f"course.toml lists {missing}, which have no solutions/<id>/<id>.ipynb"
+    assert not unregistered, (
+        f"solutions/ holds {unregistered}, which course.toml does not list: add a [[notebook]] "
+        "entry (`make new NB=...` writes one)"
+    )
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_opening_cells(assignment: str) -> None:
+    entry = COURSE.notebook(assignment)
     cells = load(assignment).cells
     assert cells[0].cell_type == "markdown" and cells[0].source.startswith(
         badge_markdown(assignment)
-    ), "the first cell must start with helpers.setup.badge_markdown(assignment)"
+    ), "the first cell must start with instructor.colab.badge_markdown(id)"
+    assert anatomy.has_tag(cells[0], anatomy.BADGE_TAG), "tag the badge cell 'badge'"
+    title = cells[0].source.splitlines()[1:3]
+    assert entry.heading in title, (
+        f"the badge cell's title must be {entry.heading!r} (course.toml's title), not {title}"
+    )
     intro = cells[0].source.lower()
-    assert "goal" in intro and re.search(r"\d+\s*minutes", intro), (
-        "the first cell states the learning goals and the estimated time in minutes"
+    assert "goal" in intro, "the first cell states the learning goals"
+    assert f"about {entry.minutes} minutes" in intro, (
+        f"the first cell states the time as course.toml does: 'about {entry.minutes} minutes'"
     )
-    assert cells[1].cell_type == "code" and cells[1].source.startswith(colab_setup_source()), (
-        "the second cell must be helpers.setup.colab_setup_source()"
-    )
-    assert any("start_notebook()" in c.source for c in cells[2:4] if c.cell_type == "code"), (
-        "the imports cell calls helpers.setup.start_notebook() to seed everything"
+    assert cells[1].cell_type == "code" and cells[1].source == colab_setup_source(
+        entry.colab_packages
+    ), "the second cell must be instructor.colab.colab_setup_source(course.toml's packages)"
+    assert anatomy.has_tag(cells[1], anatomy.SETUP_TAG), "tag the set-up cell 'colab-setup'"
+    imports = anatomy.imports_cell(load(assignment))
+    assert imports.cell_type == "code" and "start_notebook()" in imports.source, (
+        "the cell tagged 'imports' calls helpers.setup.start_notebook() to seed everything"
     )
 
 
@@ -162,9 +123,12 @@ def test_graded_cells_follow_the_contract(assignment: str) -> None:
             assert nbgrader(cell)["grade_id"] == name, "a solution cell's grade_id is its name"
             assert "### BEGIN SOLUTION" in cell.source
             solutions[name] = parameters
-    expected = GRADED_FUNCTIONS.get(assignment)
-    if expected is not None:
-        assert solutions == expected, "graded functions or their parameters differ from COURSE.md"
+    entry = COURSE.notebook(assignment)
+    expected = {exercise.name: list(exercise.contract) for exercise in entry.exercises}
+    assert solutions == expected, (
+        "the graded functions or their parameters differ from course.toml: "
+        f"the notebook has {solutions}, course.toml {expected}"
+    )
 
     points: dict[str, float] = defaultdict(float)
     hidden: dict[str, bool] = defaultdict(bool)
@@ -182,14 +146,17 @@ def test_graded_cells_follow_the_contract(assignment: str) -> None:
             assert "check_" in visible or "assert" in visible, (
                 f"{meta['grade_id']} has no visible test"
             )
+    low, high = COURSE.function_points
     for name in solutions:
-        assert 1 <= points[name] <= 3, f"{name} is worth {points[name]} points, not 1 to 3"
         assert hidden[name], f"{name} has no hidden tests"
-    # 8 to 15 points per notebook, except where the syllabus lists too few functions to reach
-    # 8 at 3 points each (09 has two): the function list wins (README, "Decisions").
-    floor = min(8, 3 * len(solutions))
+        assert low <= points[name] <= high, f"{name} is worth {points[name]}, not {low} to {high}"
+        assert points[name] == entry.exercise(name).points, (
+            f"{name}'s test cells are worth {points[name]} points, course.toml says "
+            f"{entry.exercise(name).points}"
+        )
+    low, high = COURSE.notebook_point_range(entry)
     total = sum(points.values())
-    assert floor <= total <= 15, f"the notebook is worth {total} points, not {floor} to 15"
+    assert low <= total <= high, f"the notebook is worth {total} points, not {low} to {high}"
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -218,6 +185,6 @@ def test_stored_outputs_are_clean(assignment: str) -> None:
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_readme_links_the_notebook_and_its_colab_badge(assignment: str) -> None:
-    readme = (SOLUTIONS.parent / "README.md").read_text(encoding="utf-8")
+    readme = (COURSE_ROOT / "README.md").read_text(encoding="utf-8")
     assert f"(notebooks/{assignment}/{assignment}.ipynb)" in readme
     assert f"({colab_url(assignment)})" in readme
