@@ -7,13 +7,15 @@ PYTHON := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 
-.PHONY: help lab test lint format execute release benchmark grade clean system-packages
+.PHONY: help lab test lint format execute release readme new benchmark grade clean system-packages
 
 help:
 	@echo "make lab        open the course in JupyterLab (creates .venv the first time)"
 	@echo "make test       lint + the whole test suite (what CI runs)"
 	@echo "make execute NB=01_vector_sets   re-run a solution notebook, storing its outputs"
 	@echo "make release    regenerate notebooks/ from solutions/ (nbgrader generate_assignment)"
+	@echo "make readme     regenerate the README's course table from course.toml"
+	@echo "make new NB=10_topic TITLE=\"Title\"   a new notebook from the template"
 	@echo "make grade A=\"01_vector_sets 02_soft_select\"   grade every submission (sandboxed, parallel)"
 	@echo "make benchmark  time every notebook and its autograde -> benchmarks/notebooks.md,"
 	@echo "                and attention against length (notebook 06) -> benchmarks/efficient_attention.md"
@@ -66,6 +68,19 @@ execute: $(VENV)/.installed
 release: $(VENV)/.installed
 	cd autograder && for nb in $$($(CURDIR)/$(PYTHON) -m instructor.registry ids); do \
 	  nbgrader generate_assignment $$nb --force || exit 1; done
+
+# The README's course table, from the registry (course.toml).
+readme: $(VENV)/.installed
+	$(PYTHON) -m instructor.readme
+
+# A new notebook from the template: solution notebook, registry entry, grading-cases stub,
+# executed and released. Usage: make new NB=10_transformer TITLE="The Transformer block"
+new: $(VENV)/.installed
+	@test -n "$(NB)" || (echo 'usage: make new NB=10_topic TITLE="Title"' && exit 2)
+	$(PYTHON) -m instructor.new_notebook $(NB) --title "$(TITLE)"
+	$(MAKE) execute NB=$(NB)
+	$(MAKE) release
+	$(MAKE) readme
 
 benchmark: $(VENV)/.installed
 	$(PYTHON) -m instructor.benchmark_attention

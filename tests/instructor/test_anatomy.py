@@ -1,0 +1,96 @@
+"""instructor.anatomy: the parts of a notebook, found by tags and nbgrader metadata."""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from instructor import anatomy, registry
+
+
+def grader(**meta) -> dict:
+    return {"nbgrader": {"schema_version": 3, **meta}}
+
+
+def small_notebook() -> nbformat.NotebookNode:
+    return new_notebook(
+        cells=[
+            new_markdown_cell("# 01 · T", metadata={"tags": ["badge"]}),
+            new_code_cell("import sys", metadata={"tags": ["colab-setup"]}),
+            new_code_cell("%matplotlib inline\nimport math", metadata={"tags": ["imports"]}),
+            new_code_cell("x = 1  # a demo"),
+            new_code_cell(
+                "def f(x):\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION",
+                metadata=grader(grade_id="f", solution=True, grade=False, locked=False),
+            ),
+            new_code_cell(
+                "assert f(1) == 1\n### BEGIN HIDDEN TESTS\nassert f(2) == 2\n### END HIDDEN TESTS",
+                metadata=grader(grade_id="test_f", grade=True, solution=False, locked=True),
+            ),
+            new_code_cell(
+                "assert f(3) == 3",
+                metadata=grader(grade_id="test_f_2", grade=True, solution=False, locked=True),
+            ),
+        ]
+    )
+
+
+def test_cells_found_by_metadata() -> None:
+    notebook = small_notebook()
+    assert [anatomy.grade_id(c) for c in anatomy.solution_cells(notebook)] == ["f"]
+    assert [anatomy.grade_id(c) for c in anatomy.test_cells(notebook)] == ["test_f", "test_f_2"]
+    assert anatomy.imports_cell(notebook).source.endswith("import math")
+    assert anatomy.imports_source(notebook) == "import math"  # magics dropped
+
+
+def test_solution_sources_drop_the_markers() -> None:
+    assert anatomy.solution_sources(small_notebook()) == {"f": "def f(x):\n    return x"}
+
+
+def test_test_ids_map_to_their_function() -> None:
+    assert anatomy.function_of_test("test_f_2") == "f"
+    assert anatomy.function_of_test("test_soft_select") == "soft_select"
+    assert anatomy.function_of_test("f") is None
+    ids = ["test_f", "test_f_2", "test_f_g", "test_g"]
+    assert anatomy.tests_of("f", ids) == ["test_f", "test_f_2"]
+
+
+def test_visible_part_stops_at_the_hidden_tests() -> None:
+    source = anatomy.test_cells(small_notebook())[0].source
+    assert anatomy.visible_part(source) == "assert f(1) == 1\n"
+
+
+def test_complete_fills_answers_and_can_empty_demos() -> None:
+    notebook = small_notebook()
+    done = anatomy.complete(notebook, {"f": "def f(x):\n    return -x"}, demos=False)
+    assert anatomy.solution_sources(done)["f"] == "def f(x):\n    return -x"
+    assert done.cells[3].source == ""  # the demo
+    assert "import math" in done.cells[2].source  # the imports cell stays
+    assert anatomy.test_cells(done)[0].source.startswith("assert f(1)")  # tests stay
+    assert notebook.cells[3].source == "x = 1  # a demo"  # the original is unchanged
+    with pytest.raises(KeyError, match="f"):
+        anatomy.complete(notebook, {})
+
+
+def test_a_notebook_without_one_imports_cell_is_named() -> None:
+    notebook = small_notebook()
+    notebook.cells[2].metadata["tags"] = []
+    with pytest.raises(ValueError, match="tagged 'imports'; found 0"):
+        anatomy.imports_cell(notebook)
+
+
+@pytest.mark.parametrize("notebook_id", registry.load().ids)
+def test_every_course_notebook_has_its_parts(notebook_id: str) -> None:
+    solution = anatomy.read_solution(notebook_id)
+    names = [e.name for e in registry.load().notebook(notebook_id).exercises]
+    assert sorted(anatomy.solution_sources(solution)) == sorted(names)
+    assert "start_notebook()" in anatomy.imports_cell(solution).source
+    released = anatomy.read_released(notebook_id)
+    assert "start_notebook()" in anatomy.imports_cell(released).source
+
+
+def test_reference_functions_run_from_the_solutions() -> None:
+    functions = anatomy.reference_functions("03_matrix_form", ("causal_mask",))
+    mask = functions["causal_mask"](3)
+    assert mask.shape == (3, 3) and bool(mask[2, 0]) and not bool(mask[0, 2])
