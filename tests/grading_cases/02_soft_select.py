@@ -1,69 +1,42 @@
 """Wrong and right answers for 02_soft_select, graded by real nbgrader autograde.
 
-See tests/test_autograde.py: each source replaces the solution cell of its function.
+See tests/course/test_autograde.py. A wrong answer is a ``Mutation``: a small change to the
+reference solution in solutions/02_soft_select (``instructor.grading_cases``), which fails
+loudly when the reference no longer contains the text it changes. Full sources (``Case``)
+remain only for right answers, each replacing the solution cell of its function.
 """
 
-from instructor.grading_cases import Case
+from instructor.grading_cases import Case, Mutation
+
+NORMALISE = "    weights = weights / weights.sum()\n"
+"""soft_select's normalisation of the weights, as the reference solution writes it."""
 
 CASES = [
     # ---------------------------------------------------------------- hard_select
-    Case(
+    Mutation("hard_select", "exact equality with ==", {"np.allclose(q, key)": "np.all(q == key)"}),
+    Mutation(
         "hard_select",
-        "wrong",
-        "exact equality with ==",
-        """
-def hard_select(q, K, V):
-    for j in range(len(K)):
-        if np.all(K[j] == q):
-            return V[j]
-    raise KeyError("no key equals the query")
-""",
-    ),
-    Case(
-        "hard_select",
-        "wrong",
         "returns the matching key instead of its value",
-        """
-def hard_select(q, K, V):
-    for j in range(len(K)):
-        if np.allclose(q, K[j]):
-            return K[j].copy()
-    raise KeyError("no key equals the query")
-""",
+        {"return V[j].copy()": "return key.copy()"},
     ),
-    Case(
+    Mutation(
         "hard_select",
-        "wrong",
         "returns V[0] when no key matches",
-        """
-def hard_select(q, K, V):
-    for j in range(len(K)):
-        if np.allclose(q, K[j]):
-            return V[j].copy()
-    return V[0].copy()
-""",
+        {'raise KeyError(f"no key equals the query {q}")': "return V[0].copy()"},
     ),
-    Case(
+    Mutation(
         "hard_select",
-        "wrong",
         "value of the nearest key, never raises",
-        """
-def hard_select(q, K, V):
-    j = np.argmin(np.linalg.norm(K - q, axis=1))
-    return V[j].copy()
-""",
+        {
+            'raise KeyError(f"no key equals the query {q}")': (
+                "return V[np.argmin(np.linalg.norm(K - q, axis=1))].copy()"
+            )
+        },
     ),
-    Case(
+    Mutation(
         "hard_select",
-        "wrong",
         "skips the last key (off by one)",
-        """
-def hard_select(q, K, V):
-    for j in range(len(K) - 1):
-        if np.allclose(q, K[j]):
-            return V[j].copy()
-    raise KeyError("no key equals the query")
-""",
+        {"enumerate(K)": "enumerate(K[:-1])"},
     ),
     Case(
         "hard_select",
@@ -90,50 +63,22 @@ def hard_select(q, K, V):
 """,
     ),
     # ---------------------------------------------------------------- dot_scores
-    Case(
+    Mutation("dot_scores", "K.T @ q (keys taken as columns)", {"return K @ q": "return K.T @ q"}),
+    Mutation("dot_scores", "q @ q instead of the keys", {"return K @ q": "return q @ q"}),
+    Mutation(
         "dot_scores",
-        "wrong",
-        "K.T @ q (keys taken as columns)",
-        """
-def dot_scores(q, K):
-    return K.T @ q
-""",
-    ),
-    Case(
-        "dot_scores",
-        "wrong",
-        "q @ q instead of the keys",
-        """
-def dot_scores(q, K):
-    return q @ q
-""",
-    ),
-    Case(
-        "dot_scores",
-        "wrong",
         "scaled by sqrt(d)",
-        """
-def dot_scores(q, K):
-    return K @ q / np.sqrt(q.shape[0]).astype(q.dtype)
-""",
+        {"return K @ q": "return K @ q / np.sqrt(q.shape[0]).astype(q.dtype)"},
     ),
-    Case(
+    Mutation(
         "dot_scores",
-        "wrong",
         "dtype hard-coded to float32",
-        """
-def dot_scores(q, K):
-    return (K @ q).astype(np.float32)
-""",
+        {"return K @ q": "return (K @ q).astype(np.float32)"},
     ),
-    Case(
+    Mutation(
         "dot_scores",
-        "wrong",
         "sum over the keys axis instead of the features",
-        """
-def dot_scores(q, K):
-    return (K * q).sum(axis=0)
-""",
+        {"return K @ q": "return (K * q).sum(axis=0)"},
     ),
     Case(
         "dot_scores",
@@ -154,51 +99,30 @@ def dot_scores(q, K):
 """,
     ),
     # ---------------------------------------------------------------- additive_scores
-    Case(
+    Mutation(
         "additive_scores",
-        "wrong",
         "the tanh is missing",
-        """
-def additive_scores(q, K, W_q, W_k, w):
-    return (W_q @ q + K @ W_k.T) @ w
-""",
+        {"np.tanh(W_q @ q + K @ W_k.T)": "W_q @ q + K @ W_k.T"},
     ),
-    Case(
+    Mutation(
         "additive_scores",
-        "wrong",
         "W_q applied to the keys, W_k to the query",
-        """
-def additive_scores(q, K, W_q, W_k, w):
-    return np.tanh(W_k @ q + K @ W_q.T) @ w
-""",
+        {"W_q @ q + K @ W_k.T": "W_k @ q + K @ W_q.T"},
     ),
-    Case(
+    Mutation(
         "additive_scores",
-        "wrong",
         "hidden units summed instead of dotted with w",
-        """
-def additive_scores(q, K, W_q, W_k, w):
-    return np.tanh(W_q @ q + K @ W_k.T).sum(axis=1)
-""",
+        {"return hidden @ w": "return hidden.sum(axis=1)"},
     ),
-    Case(
+    Mutation(
         "additive_scores",
-        "wrong",
         "tanh after the dot product with w",
-        """
-def additive_scores(q, K, W_q, W_k, w):
-    return np.tanh((W_q @ q + K @ W_k.T) @ w)
-""",
+        {
+            "np.tanh(W_q @ q + K @ W_k.T)": "W_q @ q + K @ W_k.T",
+            "hidden @ w": "np.tanh(hidden @ w)",
+        },
     ),
-    Case(
-        "additive_scores",
-        "wrong",
-        "K @ W_k instead of K @ W_k.T",
-        """
-def additive_scores(q, K, W_q, W_k, w):
-    return np.tanh(W_q @ q + K @ W_k) @ w
-""",
-    ),
+    Mutation("additive_scores", "K @ W_k instead of K @ W_k.T", {"K @ W_k.T": "K @ W_k"}),
     Case(
         "additive_scores",
         "right",
@@ -220,75 +144,39 @@ def additive_scores(q, K, W_q, W_k, w):
 """,
     ),
     # ---------------------------------------------------------------- softmax
-    Case(
+    Mutation("softmax", "unstable: no max subtracted", {"np.exp(shifted)": "np.exp(x)"}),
+    Mutation("softmax", "default axis 0", {"axis: int = -1": "axis: int = 0"}),
+    Mutation(
         "softmax",
-        "wrong",
-        "unstable: no max subtracted",
-        """
-def softmax(x, axis=-1):
-    e = np.exp(x)
-    return e / e.sum(axis=axis, keepdims=True)
-""",
-    ),
-    Case(
-        "softmax",
-        "wrong",
-        "default axis 0",
-        """
-def softmax(x, axis=0):
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-""",
-    ),
-    Case(
-        "softmax",
-        "wrong",
         "no exponential: x divided by its sum",
-        """
-def softmax(x, axis=-1):
-    return x / x.sum(axis=axis, keepdims=True)
-""",
+        {"exps = np.exp(shifted)": "exps = x"},
     ),
-    Case(
+    Mutation(
         "softmax",
-        "wrong",
         "max over the whole array: rows far apart underflow",
-        """
-def softmax(x, axis=-1):
-    e = np.exp(x - x.max())
-    return e / e.sum(axis=axis, keepdims=True)
-""",
+        {"x.max(axis=axis, keepdims=True)": "x.max()"},
     ),
-    Case(
+    Mutation(
         "softmax",
-        "wrong",
         "subtracts the max in place, modifying x",
-        """
-def softmax(x, axis=-1):
-    x -= x.max(axis=axis, keepdims=True)
-    e = np.exp(x)
-    return e / e.sum(axis=axis, keepdims=True)
-""",
+        {
+            "shifted = x - x.max(axis=axis, keepdims=True)": (
+                "x -= x.max(axis=axis, keepdims=True)\n    shifted = x"
+            )
+        },
     ),
-    Case(
+    Mutation(
         "softmax",
-        "wrong",
         "sum without keepdims",
-        """
-def softmax(x, axis=-1):
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis)
-""",
+        {"exps.sum(axis=axis, keepdims=True)": "exps.sum(axis=axis)"},
     ),
-    Case(
+    Mutation(
         "softmax",
-        "wrong",
         "always normalises the last axis",
-        """
-def softmax(x, axis=-1):
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-""",
+        {
+            "x.max(axis=axis, keepdims=True)": "x.max(axis=-1, keepdims=True)",
+            "exps.sum(axis=axis, keepdims=True)": "exps.sum(axis=-1, keepdims=True)",
+        },
     ),
     Case(
         "softmax",
@@ -314,92 +202,45 @@ def softmax(x, axis=-1):
 """,
     ),
     # ---------------------------------------------------------------- soft_select
-    Case(
+    Mutation(
         "soft_select",
-        "wrong",
         "no 1/sqrt(d) scaling",
-        """
-def soft_select(q, K, V, temperature=1.0):
-    s = (K @ q) / temperature
-    e = np.exp(s - s.max())
-    return (e / e.sum()) @ V
-""",
+        {"(math.sqrt(d) * temperature)": "temperature"},
     ),
-    Case(
+    Mutation(
         "soft_select",
-        "wrong",
         "temperature multiplies the scores",
-        """
-def soft_select(q, K, V, temperature=1.0):
-    s = (K @ q) / math.sqrt(q.shape[0]) * temperature
-    e = np.exp(s - s.max())
-    return (e / e.sum()) @ V
-""",
+        {"/ (math.sqrt(d) * temperature)": "/ math.sqrt(d) * temperature"},
     ),
-    Case(
+    Mutation(
         "soft_select",
-        "wrong",
         "weights not normalised",
-        """
-def soft_select(q, K, V, temperature=1.0):
-    s = (K @ q) / (math.sqrt(q.shape[0]) * temperature)
-    return np.exp(s) @ V
-""",
+        {"np.exp(scores - scores.max())": "np.exp(scores)", NORMALISE: ""},
     ),
-    Case(
+    Mutation(
         "soft_select",
-        "wrong",
         "weighted sum over the wrong axis",
-        """
-def soft_select(q, K, V, temperature=1.0):
-    s = (K @ q) / (math.sqrt(q.shape[0]) * temperature)
-    e = np.exp(s - s.max())
-    weights = e / e.sum()
-    return (V.T * weights).sum(axis=0)
-""",
+        {"return weights @ V": "return (V.T * weights).sum(axis=0)"},
     ),
-    Case(
+    Mutation(
         "soft_select",
-        "wrong",
         "scaled by sqrt(dv) instead of sqrt(d)",
-        """
-def soft_select(q, K, V, temperature=1.0):
-    s = (K @ q) / (math.sqrt(V.shape[1]) * temperature)
-    e = np.exp(s - s.max())
-    return (e / e.sum()) @ V
-""",
+        {"d = q.shape[-1]": "d = V.shape[-1]"},
     ),
-    Case(
+    Mutation(
         "soft_select",
-        "wrong",
         "scaled by d instead of sqrt(d)",
-        """
-def soft_select(q, K, V, temperature=1.0):
-    s = (K @ q) / (q.shape[0] * temperature)
-    e = np.exp(s - s.max())
-    return (e / e.sum()) @ V
-""",
+        {"(math.sqrt(d) * temperature)": "(d * temperature)"},
     ),
-    Case(
+    Mutation(
         "soft_select",
-        "wrong",
         "unstable exp: NaN at tiny temperatures",
-        """
-def soft_select(q, K, V, temperature=1.0):
-    e = np.exp((K @ q) / (math.sqrt(q.shape[0]) * temperature))
-    return (e / e.sum()) @ V
-""",
+        {"np.exp(scores - scores.max())": "np.exp(scores)"},
     ),
-    Case(
+    Mutation(
         "soft_select",
-        "wrong",
         "np.sqrt(d) upcasts float32 to float64",
-        """
-def soft_select(q, K, V, temperature=1.0):
-    s = (K @ q) / (np.sqrt(q.shape[0]) * temperature)
-    e = np.exp(s - s.max())
-    return (e / e.sum()) @ V
-""",
+        {"math.sqrt(d)": "np.sqrt(d)"},
     ),
     Case(
         "soft_select",

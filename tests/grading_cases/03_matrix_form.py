@@ -1,63 +1,50 @@
-"""Wrong and right answers for 03_matrix_form.
+"""Wrong and right answers for 03_matrix_form, graded by real nbgrader autograde.
 
-Graded by real nbgrader autograde (tests/test_autograde.py).
+See tests/course/test_autograde.py. A wrong answer is a ``Mutation``: a small change to the
+reference solution in solutions/03_matrix_form (``instructor.grading_cases``), which fails
+loudly when the reference no longer contains the text it changes. Full sources (``Case``)
+remain for right answers and for a wrong answer that no small edit of the reference
+expresses (a different formulation with the same mistake).
 """
 
-from instructor.grading_cases import Case
+from instructor.grading_cases import Case, Mutation
+
+MASKING = """    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+"""
+"""attention's masking of the scores, as the reference solution writes it."""
 
 # fmt: off
 CASES = [
     # ------------------------------------------------------------------ self_attention_columns
-    Case("self_attention_columns", "wrong", "softmax over rows (dim=1)", '''
-def self_attention_columns(I, W_q, W_k, W_v):
-    Q, K, V = W_q @ I, W_k @ I, W_v @ I
-    A_prime = torch.softmax(K.T @ Q / math.sqrt(Q.shape[0]), dim=1)
-    return V @ A_prime, A_prime
-'''),
-    Case("self_attention_columns", "wrong", "no 1/sqrt(q) scaling", '''
-def self_attention_columns(I, W_q, W_k, W_v):
-    Q, K, V = W_q @ I, W_k @ I, W_v @ I
-    A_prime = torch.softmax(K.T @ Q, dim=0)
-    return V @ A_prime, A_prime
-'''),
-    Case("self_attention_columns", "wrong", "scaled by sqrt(r), the input size", '''
-def self_attention_columns(I, W_q, W_k, W_v):
-    Q, K, V = W_q @ I, W_k @ I, W_v @ I
-    A_prime = torch.softmax(K.T @ Q / math.sqrt(I.shape[0]), dim=0)
-    return V @ A_prime, A_prime
-'''),
-    Case("self_attention_columns", "wrong", "scaled by sqrt(v), the value size", '''
-def self_attention_columns(I, W_q, W_k, W_v):
-    Q, K, V = W_q @ I, W_k @ I, W_v @ I
-    A_prime = torch.softmax(K.T @ Q / math.sqrt(V.shape[0]), dim=0)
-    return V @ A_prime, A_prime
-'''),
-    Case("self_attention_columns", "wrong", "returns O transposed (n, v)", '''
-def self_attention_columns(I, W_q, W_k, W_v):
-    Q, K, V = W_q @ I, W_k @ I, W_v @ I
-    A_prime = torch.softmax(K.T @ Q / math.sqrt(Q.shape[0]), dim=0)
-    return (V @ A_prime).T, A_prime
-'''),
-    Case("self_attention_columns", "wrong", "O computed with A_prime transposed", '''
-def self_attention_columns(I, W_q, W_k, W_v):
-    Q, K, V = W_q @ I, W_k @ I, W_v @ I
-    A_prime = torch.softmax(K.T @ Q / math.sqrt(Q.shape[0]), dim=0)
-    return V @ A_prime.T, A_prime
-'''),
-    Case("self_attention_columns", "wrong", "hard-codes float32", '''
-def self_attention_columns(I, W_q, W_k, W_v):
-    I, W_q, W_k, W_v = I.float(), W_q.float(), W_k.float(), W_v.float()
-    Q, K, V = W_q @ I, W_k @ I, W_v @ I
-    A_prime = torch.softmax(K.T @ Q / math.sqrt(Q.shape[0]), dim=0)
-    return V @ A_prime, A_prime
-'''),
-    Case("self_attention_columns", "wrong", "scales the input in place", '''
-def self_attention_columns(I, W_q, W_k, W_v):
-    W_q /= math.sqrt(W_q.shape[0])
-    Q, K, V = W_q @ I, W_k @ I, W_v @ I
-    A_prime = torch.softmax(K.T @ Q, dim=0)
-    return V @ A_prime, A_prime
-'''),
+    Mutation("self_attention_columns", "softmax over rows (dim=1)", {
+        "torch.softmax(A, dim=0)": "torch.softmax(A, dim=1)",
+    }),
+    Mutation("self_attention_columns", "no 1/sqrt(q) scaling", {
+        "K.T @ Q / math.sqrt(Q.shape[0])": "K.T @ Q",
+    }),
+    Mutation("self_attention_columns", "scaled by sqrt(r), the input size", {
+        "math.sqrt(Q.shape[0])": "math.sqrt(I.shape[0])",
+    }),
+    Mutation("self_attention_columns", "scaled by sqrt(v), the value size", {
+        "math.sqrt(Q.shape[0])": "math.sqrt(V.shape[0])",
+    }),
+    Mutation("self_attention_columns", "returns O transposed (n, v)", {
+        "return O, A_prime": "return O.T, A_prime",
+    }),
+    Mutation("self_attention_columns", "O computed with A_prime transposed", {
+        "O = V @ A_prime": "O = V @ A_prime.T",
+    }),
+    Mutation("self_attention_columns", "hard-codes float32", {
+        "    Q = W_q @ I": (
+            "    I, W_q, W_k, W_v = I.float(), W_q.float(), W_k.float(), W_v.float()\n"
+            "    Q = W_q @ I"
+        ),
+    }),
+    Mutation("self_attention_columns", "scales the input in place", {
+        "    Q = W_q @ I": "    W_q /= math.sqrt(W_q.shape[0])\n    Q = W_q @ I",
+        "K.T @ Q / math.sqrt(Q.shape[0])": "K.T @ Q",
+    }),
     Case("self_attention_columns", "right", "loop over queries, as in the derivation", '''
 def self_attention_columns(I, W_q, W_k, W_v):
     n = I.shape[1]
@@ -88,76 +75,32 @@ def self_attention_columns(I, W_q, W_k, W_v):
     return (weights @ V).T, weights.T
 '''),
     # ------------------------------------------------------------------ attention
-    Case("attention", "wrong", "softmax over the queries (dim=-2)", '''
-def attention(Q, K, V, mask=None):
-    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-2)
-    return weights @ V, weights
-'''),
-    Case("attention", "wrong", "no 1/sqrt(d) scaling", '''
-def attention(Q, K, V, mask=None):
-    scores = Q @ K.transpose(-2, -1)
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-1)
-    return weights @ V, weights
-'''),
-    Case("attention", "wrong", "scaled by sqrt(d_v)", '''
-def attention(Q, K, V, mask=None):
-    scores = Q @ K.transpose(-2, -1) / math.sqrt(V.shape[-1])
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-1)
-    return weights @ V, weights
-'''),
-    Case("attention", "wrong", "mask inverted (True = blocked)", '''
-def attention(Q, K, V, mask=None):
-    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
-    if mask is not None:
-        scores = scores.masked_fill(mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-1)
-    return weights @ V, weights
-'''),
-    Case("attention", "wrong", "mask multiplied into the weights after the softmax", '''
-def attention(Q, K, V, mask=None):
-    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
-    weights = torch.softmax(scores, dim=-1)
-    if mask is not None:
-        weights = weights * mask
-    return weights @ V, weights
-'''),
-    Case("attention", "wrong", "K.T only works without batch dims", '''
-def attention(Q, K, V, mask=None):
-    scores = Q @ K.T / math.sqrt(Q.shape[-1])
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-1)
-    return weights @ V, weights
-'''),
-    Case("attention", "wrong", "mask ignored", '''
-def attention(Q, K, V, mask=None):
-    weights = torch.softmax(Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1]), dim=-1)
-    return weights @ V, weights
-'''),
-    Case("attention", "wrong", "scales Q in place", '''
-def attention(Q, K, V, mask=None):
-    Q /= math.sqrt(Q.shape[-1])
-    scores = Q @ K.transpose(-2, -1)
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-1)
-    return weights @ V, weights
-'''),
-    Case("attention", "wrong", "only 3-D inputs (bmm)", '''
-def attention(Q, K, V, mask=None):
-    scores = torch.bmm(Q, K.transpose(1, 2)) / math.sqrt(Q.shape[-1])
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-1)
-    return torch.bmm(weights, V), weights
-'''),
+    Mutation("attention", "softmax over the queries (dim=-2)", {
+        "torch.softmax(scores, dim=-1)": "torch.softmax(scores, dim=-2)",
+    }),
+    Mutation("attention", "no 1/sqrt(d) scaling", {" / math.sqrt(Q.shape[-1])": ""}),
+    Mutation("attention", "scaled by sqrt(d_v)", {
+        "math.sqrt(Q.shape[-1])": "math.sqrt(V.shape[-1])",
+    }),
+    Mutation("attention", "mask inverted (True = blocked)", {
+        "masked_fill(~mask": "masked_fill(mask",
+    }),
+    Mutation("attention", "mask multiplied into the weights after the softmax", {
+        MASKING: "",
+        "weights = torch.softmax(scores, dim=-1)": "weights = torch.softmax(scores, dim=-1)\n"
+                                                  "    if mask is not None:\n"
+                                                  "        weights = weights * mask",
+    }),
+    Mutation("attention", "K.T only works without batch dims", {"K.transpose(-2, -1)": "K.T"}),
+    Mutation("attention", "mask ignored", {MASKING: ""}),
+    Mutation("attention", "scales Q in place", {
+        "scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])":
+            "Q /= math.sqrt(Q.shape[-1])\n    scores = Q @ K.transpose(-2, -1)",
+    }),
+    Mutation("attention", "only 3-D inputs (bmm)", {
+        "Q @ K.transpose(-2, -1)": "torch.bmm(Q, K.transpose(1, 2))",
+        "return weights @ V": "return torch.bmm(weights, V)",
+    }),
     Case("attention", "right", "einsum with torch.where", '''
 def attention(Q, K, V, mask=None):
     scores = torch.einsum("...qd,...kd->...qk", Q, K) * Q.shape[-1] ** -0.5
@@ -178,18 +121,14 @@ def attention(Q, K, V, mask=None):
     return weights @ V, weights
 '''),
     # ------------------------------------------------------------------ causal_mask
-    Case("causal_mask", "wrong", "upper triangle", '''
-def causal_mask(n):
-    return torch.ones(n, n, dtype=torch.bool).triu()
-'''),
-    Case("causal_mask", "wrong", "strict lower triangle (diagonal excluded)", '''
-def causal_mask(n):
-    return torch.ones(n, n, dtype=torch.bool).tril(diagonal=-1)
-'''),
-    Case("causal_mask", "wrong", "float 0/1 instead of bool", '''
-def causal_mask(n):
-    return torch.tril(torch.ones(n, n))
-'''),
+    Mutation("causal_mask", "upper triangle", {".tril()": ".triu()"}),
+    Mutation("causal_mask", "strict lower triangle (diagonal excluded)", {
+        ".tril()": ".tril(diagonal=-1)",
+    }),
+    Mutation("causal_mask", "float 0/1 instead of bool", {
+        "torch.ones(n, n, dtype=torch.bool)": "torch.ones(n, n)",
+    }),
+    # A comparison of positions, not the reference's tril: no small edit of it says this.
     Case("causal_mask", "wrong", "comparison the wrong way round", '''
 def causal_mask(n):
     positions = torch.arange(n)

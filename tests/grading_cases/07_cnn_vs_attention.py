@@ -1,27 +1,25 @@
 """Wrong and right answers for 07_cnn_vs_attention.
 
-Graded by real nbgrader autograde (tests/test_autograde.py).
+Wrong answers are ``Mutation``s of the reference solution (the mistake as a small edit);
+full sources (``Case``) only for right answers and for wrong answers that rewrite the
+function (a loop where the reference is vectorised). Graded by real nbgrader autograde
+(tests/course/test_autograde.py).
 """
 
-from instructor.grading_cases import Case
+from instructor.grading_cases import Case, Mutation
 
 # fmt: off
 CASES = [
     # ------------------------------------------------------------------ pixels_as_vectors
-    Case("pixels_as_vectors", "wrong", "reshape without moving the channel axis", '''
-def pixels_as_vectors(img):
-    c, h, w = img.shape
-    return img.reshape(h * w, c)
-'''),
-    Case("pixels_as_vectors", "wrong", "H and W swapped (column-major pixel order)", '''
-def pixels_as_vectors(img):
-    c, h, w = img.shape
-    return img.permute(2, 1, 0).reshape(h * w, c)
-'''),
-    Case("pixels_as_vectors", "wrong", "returns (C, H*W), not transposed", '''
-def pixels_as_vectors(img):
-    return img.reshape(img.shape[0], -1)
-'''),
+    Mutation("pixels_as_vectors", "reshape without moving the channel axis", {
+        ".transpose(-2, -1)": ".reshape(-1, img.shape[0])",
+    }),
+    Mutation("pixels_as_vectors", "H and W swapped (column-major pixel order)", {
+        "img.flatten(-2)": "img.transpose(-2, -1).flatten(-2)",
+    }),
+    Mutation("pixels_as_vectors", "returns (C, H*W), not transposed", {
+        ".transpose(-2, -1)": "",
+    }),
     Case("pixels_as_vectors", "wrong", "a loop into a float32 buffer (dtype not kept)", '''
 def pixels_as_vectors(img):
     c, h, w = img.shape
@@ -31,11 +29,9 @@ def pixels_as_vectors(img):
             out[r * w + col] = img[:, r, col]
     return out
 '''),
-    Case("pixels_as_vectors", "wrong", "only square images: uses H for both sides", '''
-def pixels_as_vectors(img):
-    c, h, w = img.shape
-    return torch.stack([img[:, i // h, i % h] for i in range(h * w)])
-'''),
+    Mutation("pixels_as_vectors", "only square images: uses H for both sides", {
+        "img.flatten(-2)": "img.reshape(img.shape[0], img.shape[1] * img.shape[1])",
+    }),
     Case("pixels_as_vectors", "right", "permute then reshape", '''
 def pixels_as_vectors(img):
     return img.permute(1, 2, 0).reshape(-1, img.shape[0])
@@ -46,55 +42,28 @@ def pixels_as_vectors(img):
     return torch.stack([img[:, r, c] for r in range(h) for c in range(w)])
 '''),
     # ------------------------------------------------------------------ patchify
-    Case("patchify", "wrong", "plain reshape, no permute", '''
-def patchify(img, patch_size):
-    c, h, w = img.shape
-    if h % patch_size or w % patch_size:
-        raise ValueError(f"H = {h} or W = {w} is not a multiple of {patch_size}")
-    return img.reshape(-1, c * patch_size * patch_size)
-'''),
-    Case("patchify", "wrong", "each patch flattened channel-last (P, P, C)", '''
-def patchify(img, patch_size):
-    c, h, w = img.shape
-    p = patch_size
-    if h % p or w % p:
-        raise ValueError(f"H = {h} or W = {w} is not a multiple of {p}")
-    x = img.permute(1, 2, 0).reshape(h // p, p, w // p, p, c)
-    return x.permute(0, 2, 1, 3, 4).reshape(-1, p * p * c)
-'''),
-    Case("patchify", "wrong", "patches in column-major order", '''
-def patchify(img, patch_size):
-    c, h, w = img.shape
-    p = patch_size
-    if h % p or w % p:
-        raise ValueError(f"H = {h} or W = {w} is not a multiple of {p}")
-    x = img.reshape(c, h // p, p, w // p, p)
-    return x.permute(3, 1, 0, 2, 4).reshape(-1, c * p * p)
-'''),
-    Case("patchify", "wrong", "pixels inside a patch read column by column", '''
-def patchify(img, patch_size):
-    c, h, w = img.shape
-    p = patch_size
-    if h % p or w % p:
-        raise ValueError(f"H = {h} or W = {w} is not a multiple of {p}")
-    x = img.reshape(c, h // p, p, w // p, p)
-    return x.permute(1, 3, 0, 4, 2).reshape(-1, c * p * p)
-'''),
-    Case("patchify", "wrong", "zero-pads to a multiple of P instead of raising", '''
-def patchify(img, patch_size):
-    c, h, w = img.shape
-    p = patch_size
-    img = F.pad(img, (0, (-w) % p, 0, (-h) % p))
-    return F.unfold(img[None], p, stride=p)[0].T
-'''),
-    Case("patchify", "wrong", "checks only H, not W", '''
-def patchify(img, patch_size):
-    c, h, w = img.shape
-    p = patch_size
-    if h % p:
-        raise ValueError(f"H = {h} is not a multiple of {p}")
-    return F.unfold(img[None], p, stride=p)[0].T
-'''),
+    Mutation("patchify", "plain reshape, no permute", {
+        "patches.permute(1, 3, 0, 2, 4)": "patches",
+    }),
+    Mutation("patchify", "each patch flattened channel-last (P, P, C)", {
+        "permute(1, 3, 0, 2, 4)": "permute(1, 3, 2, 4, 0)",
+    }),
+    Mutation("patchify", "patches in column-major order", {
+        "permute(1, 3, 0, 2, 4)": "permute(3, 1, 0, 2, 4)",
+    }),
+    Mutation("patchify", "pixels inside a patch read column by column", {
+        "permute(1, 3, 0, 2, 4)": "permute(1, 3, 0, 4, 2)",
+    }),
+    Mutation("patchify", "zero-pads to a multiple of P instead of raising", {
+        "    for name, size in": (
+            "    img = F.pad(img, (0, (-w) % p, 0, (-h) % p))\n"
+            "    c, h, w = img.shape\n"
+            "    for name, size in"
+        ),
+    }),
+    Mutation("patchify", "checks only H, not W", {
+        '[("height H", h), ("width W", w)]': '[("height H", h)]',
+    }),
     Case("patchify", "wrong", "a loop into a float32 buffer (dtype not kept)", '''
 def patchify(img, patch_size):
     c, h, w = img.shape
@@ -138,56 +107,27 @@ def patchify(img, patch_size):
     return x.permute(1, 2, 0, 3, 4).reshape(-1, c * p * p)
 '''),
     # ------------------------------------------------------------------ receptive_field_mask
-    Case("receptive_field_mask", "wrong", "flat index window |i - j| <= k // 2 (wraps rows)", '''
-def receptive_field_mask(height, width, kernel_size):
-    if kernel_size % 2 == 0:
-        raise ValueError("kernel_size must be odd")
-    i = torch.arange(height * width)
-    return (i[:, None] - i[None, :]).abs() <= kernel_size // 2
-'''),
-    Case("receptive_field_mask", "wrong", "radius kernel_size instead of kernel_size // 2", '''
-def receptive_field_mask(height, width, kernel_size):
-    if kernel_size % 2 == 0:
-        raise ValueError("kernel_size must be odd")
-    i = torch.arange(height * width)
-    r, c = i // width, i % width
-    near_r = (r[:, None] - r[None, :]).abs() <= kernel_size
-    return near_r & ((c[:, None] - c[None, :]).abs() <= kernel_size)
-'''),
-    Case("receptive_field_mask", "wrong", "Manhattan distance: a diamond, not a square", '''
-def receptive_field_mask(height, width, kernel_size):
-    if kernel_size % 2 == 0:
-        raise ValueError("kernel_size must be odd")
-    i = torch.arange(height * width)
-    r, c = i // width, i % width
-    dist = (r[:, None] - r[None, :]).abs() + (c[:, None] - c[None, :]).abs()
-    return dist <= kernel_size // 2
-'''),
-    Case("receptive_field_mask", "wrong", "height and width swapped in the pixel coordinates", '''
-def receptive_field_mask(height, width, kernel_size):
-    if kernel_size % 2 == 0:
-        raise ValueError("kernel_size must be odd")
-    i = torch.arange(height * width)
-    r, c = i // height, i % height
-    near_r = (r[:, None] - r[None, :]).abs() <= kernel_size // 2
-    return near_r & ((c[:, None] - c[None, :]).abs() <= kernel_size // 2)
-'''),
-    Case("receptive_field_mask", "wrong", "no ValueError for an even kernel_size", '''
-def receptive_field_mask(height, width, kernel_size):
-    i = torch.arange(height * width)
-    r, c = i // width, i % width
-    near_r = (r[:, None] - r[None, :]).abs() <= kernel_size // 2
-    return near_r & ((c[:, None] - c[None, :]).abs() <= kernel_size // 2)
-'''),
-    Case("receptive_field_mask", "wrong", "a float 0/1 mask instead of bool", '''
-def receptive_field_mask(height, width, kernel_size):
-    if kernel_size % 2 == 0:
-        raise ValueError("kernel_size must be odd")
-    i = torch.arange(height * width)
-    r, c = i // width, i % width
-    near_r = (r[:, None] - r[None, :]).abs() <= kernel_size // 2
-    return (near_r & ((c[:, None] - c[None, :]).abs() <= kernel_size // 2)).float()
-'''),
+    Mutation("receptive_field_mask", "flat index window |i - j| <= k // 2 (wraps rows)", {
+        "rows, cols = index // width, index % width": "rows, cols = index, index",
+    }),
+    Mutation("receptive_field_mask", "radius kernel_size instead of kernel_size // 2", {
+        "radius = kernel_size // 2": "radius = kernel_size",
+    }),
+    Mutation("receptive_field_mask", "Manhattan distance: a diamond, not a square", {
+        "return near_rows & near_cols": (
+            "return (rows[:, None] - rows[None, :]).abs() + (cols[:, None] - cols[None, :]).abs()"
+            " <= radius"
+        ),
+    }),
+    Mutation("receptive_field_mask", "height and width swapped in the pixel coordinates", {
+        "index // width, index % width": "index // height, index % height",
+    }),
+    Mutation("receptive_field_mask", "no ValueError for an even kernel_size", {
+        "if kernel_size < 1 or kernel_size % 2 == 0:": "if kernel_size < 1:",
+    }),
+    Mutation("receptive_field_mask", "a float 0/1 mask instead of bool", {
+        "return near_rows & near_cols": "return (near_rows & near_cols).float()",
+    }),
     Case("receptive_field_mask", "right", "Kronecker product of two 1-D band masks", '''
 def receptive_field_mask(height, width, kernel_size):
     if kernel_size < 1 or kernel_size % 2 != 1:

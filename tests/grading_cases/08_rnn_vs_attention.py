@@ -1,12 +1,15 @@
 """Wrong and right answers for 08_rnn_vs_attention.
 
-Graded by real nbgrader autograde (tests/test_autograde.py).
+Wrong answers are ``Mutation``s of the reference solution (the mistake as a small edit);
+full sources (``Case``) only for right answers and for wrong answers that rewrite the
+function (another algorithm than the reference's). Graded by real nbgrader autograde
+(tests/course/test_autograde.py).
 """
 
-from instructor.grading_cases import Case
+from instructor.grading_cases import Case, Mutation
 
-# The shape checks that the docstring of rnn_forward asks for, shared by the rnn_forward
-# answers below, so that each wrong answer is wrong for its own reason only.
+# The shape checks that the docstring of rnn_forward asks for, shared by the right
+# rnn_forward answers below.
 RNN_CHECKS = """
     d_h, d_in = W_x.shape[0], X.shape[-1]
     if X.dim() != 2 or W_x.shape[1] != d_in or W_h.shape != (d_h, d_h) or b.shape != (d_h,):
@@ -21,89 +24,54 @@ def rnn(body: str) -> str:
     return "\ndef rnn_forward(X, W_x, W_h, b, h0=None):" + RNN_CHECKS + body
 
 
+# rnn_forward without its shape checks (no ValueError: torch's RuntimeError, if any).
+NO_SHAPE_CHECKS = {
+    "    if X.dim() != 2:\n"
+    '        raise ValueError(f"X must have shape (n, d_in), got {tuple(X.shape)}")\n': "",
+    'given = {"W_x": W_x, "W_h": W_h, "b": b, "h0": h0}': "given = {}",
+}
+
+# The state update of linear_attention_recurrent's loop.
+STATE_UPDATE = (
+    "        S = S + k_t.unsqueeze(-1) * v_t.unsqueeze(-2)  # add phi(k_t) v_t^T\n"
+    "        z = z + k_t\n"
+)
+
 # fmt: off
 CASES = [
     # ------------------------------------------------------------------------- rnn_forward
-    Case("rnn_forward", "wrong", "h0 included in the output (n + 1 rows)", rnn('''
-    h = X.new_zeros(d_h) if h0 is None else h0
-    states = [h]
-    for x in X:
-        h = torch.tanh(W_x @ x + W_h @ h + b)
-        states.append(h)
-    return torch.stack(states)
-''')),
-    Case("rnn_forward", "wrong", "returns h_0 .. h_(n-1) (state before each step)", rnn('''
-    h = X.new_zeros(d_h) if h0 is None else h0
-    states = []
-    for x in X:
-        states.append(h)
-        h = torch.tanh(W_x @ x + W_h @ h + b)
-    return torch.stack(states)
-''')),
-    Case("rnn_forward", "wrong", "returns the last state only", rnn('''
-    h = X.new_zeros(d_h) if h0 is None else h0
-    for x in X:
-        h = torch.tanh(W_x @ x + W_h @ h + b)
-    return h
-''')),
-    Case("rnn_forward", "wrong", "tanh missing", rnn('''
-    h = X.new_zeros(d_h) if h0 is None else h0
-    states = []
-    for x in X:
-        h = W_x @ x + W_h @ h + b
-        states.append(h)
-    return torch.stack(states)
-''')),
-    Case("rnn_forward", "wrong", "b added outside the tanh", rnn('''
-    h = X.new_zeros(d_h) if h0 is None else h0
-    states = []
-    for x in X:
-        h = torch.tanh(W_x @ x + W_h @ h) + b
-        states.append(h)
-    return torch.stack(states)
-''')),
-    Case("rnn_forward", "wrong", "W_h transposed (h @ W_h)", rnn('''
-    h = X.new_zeros(d_h) if h0 is None else h0
-    states = []
-    for x in X:
-        h = torch.tanh(W_x @ x + h @ W_h + b)
-        states.append(h)
-    return torch.stack(states)
-''')),
-    Case("rnn_forward", "wrong", "W_x transposed (X @ W_x), no shape checks", '''
-def rnn_forward(X, W_x, W_h, b, h0=None):
-    h = X.new_zeros(W_h.shape[0]) if h0 is None else h0
-    states = []
-    for x_part in X @ W_x + b:
-        h = torch.tanh(x_part + W_h @ h)
-        states.append(h)
-    return torch.stack(states)
-'''),
-    Case("rnn_forward", "wrong", "h0 ignored (always zeros)", rnn('''
-    h = X.new_zeros(d_h)
-    states = []
-    for x in X:
-        h = torch.tanh(W_x @ x + W_h @ h + b)
-        states.append(h)
-    return torch.stack(states)
-''')),
-    Case("rnn_forward", "wrong", "default h0 created as float32 zeros", rnn('''
-    h = torch.zeros(d_h) if h0 is None else h0
-    states = []
-    for x in X:
-        h = torch.tanh(W_x @ x + W_h @ h + b)
-        states.append(h)
-    return torch.stack(states)
-''')),
-    Case("rnn_forward", "wrong", "no shape checks (RuntimeError, not ValueError)", '''
-def rnn_forward(X, W_x, W_h, b, h0=None):
-    h = X.new_zeros(W_x.shape[0]) if h0 is None else h0
-    states = []
-    for x in X:
-        h = torch.tanh(W_x @ x + W_h @ h + b)
-        states.append(h)
-    return torch.stack(states)
-'''),
+    Mutation("rnn_forward", "h0 included in the output (n + 1 rows)", {
+        "states = []": "states = [h]",
+    }),
+    Mutation("rnn_forward", "returns h_0 .. h_(n-1) (state before each step)", {
+        "        h = torch.tanh(input_t + W_h @ h)\n        states.append(h)": (
+            "        states.append(h)\n        h = torch.tanh(input_t + W_h @ h)"
+        ),
+    }),
+    Mutation("rnn_forward", "returns the last state only", {
+        "return torch.stack(states)": "return h",
+    }),
+    Mutation("rnn_forward", "tanh missing", {
+        "h = torch.tanh(input_t + W_h @ h)": "h = input_t + W_h @ h",
+    }),
+    Mutation("rnn_forward", "b added outside the tanh", {
+        "inputs = X @ W_x.T + b": "inputs = X @ W_x.T",
+        "torch.tanh(input_t + W_h @ h)": "torch.tanh(input_t + W_h @ h) + b",
+    }),
+    Mutation("rnn_forward", "W_h transposed (h @ W_h)", {
+        "W_h @ h": "h @ W_h",
+    }),
+    Mutation("rnn_forward", "W_x transposed (X @ W_x), no shape checks", {
+        **NO_SHAPE_CHECKS,
+        "X @ W_x.T": "X @ W_x",
+    }),
+    Mutation("rnn_forward", "h0 ignored (always zeros)", {
+        "    h = h0\n": "    h = X.new_zeros(d_h)\n",
+    }),
+    Mutation("rnn_forward", "default h0 created as float32 zeros", {
+        "h0 = X.new_zeros(d_h)": "h0 = torch.zeros(d_h)",
+    }),
+    Mutation("rnn_forward", "no shape checks (RuntimeError, not ValueError)", NO_SHAPE_CHECKS),
     Case("rnn_forward", "right", "one matrix-vector product per step, explicit dtype", rnn('''
     h = torch.zeros(d_h, dtype=X.dtype) if h0 is None else h0
     rows = []
@@ -123,78 +91,46 @@ def rnn_forward(X, W_x, W_h, b, h0=None):
         return layer(X, start)[0]
 ''')),
     # ------------------------------------------------------------- causal_linear_attention
-    Case("causal_linear_attention", "wrong", "not causal: sums over all positions", '''
-def causal_linear_attention(Q, K, V, eps=1e-6):
-    phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
-    S = phi_k.transpose(-2, -1) @ V
-    z = phi_k.sum(dim=-2, keepdim=True)
-    return (phi_q @ S) / ((phi_q * z).sum(dim=-1, keepdim=True) + eps)
-'''),
-    Case("causal_linear_attention", "wrong", "strictly causal: j < i", '''
-def causal_linear_attention(Q, K, V, eps=1e-6):
-    phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
-    outer = phi_k.unsqueeze(-1) * V.unsqueeze(-2)
-    S = torch.cumsum(outer, dim=-3) - outer
-    z = torch.cumsum(phi_k, dim=-2) - phi_k
-    numerator = (phi_q.unsqueeze(-1) * S).sum(dim=-2)
-    return numerator / ((phi_q * z).sum(dim=-1, keepdim=True) + eps)
-'''),
+    Mutation("causal_linear_attention", "not causal: sums over all positions", {
+        "torch.cumsum(outer, dim=-3)": "outer.sum(dim=-3, keepdim=True)",
+        "torch.cumsum(phi_k, dim=-2)": "phi_k.sum(dim=-2, keepdim=True)",
+    }),
+    Mutation("causal_linear_attention", "strictly causal: j < i", {
+        "torch.cumsum(outer, dim=-3)": "torch.cumsum(outer, dim=-3) - outer",
+        "torch.cumsum(phi_k, dim=-2)": "torch.cumsum(phi_k, dim=-2) - phi_k",
+    }),
     Case("causal_linear_attention", "wrong", "causal softmax attention instead", '''
 def causal_linear_attention(Q, K, V, eps=1e-6):
     return F.scaled_dot_product_attention(Q, K, V, is_causal=True)
 '''),
-    Case("causal_linear_attention", "wrong", "relu feature map", '''
-def causal_linear_attention(Q, K, V, eps=1e-6):
-    phi_q, phi_k = torch.relu(Q), torch.relu(K)
-    S = torch.cumsum(phi_k.unsqueeze(-1) * V.unsqueeze(-2), dim=-3)
-    z = torch.cumsum(phi_k, dim=-2)
-    numerator = (phi_q.unsqueeze(-1) * S).sum(dim=-2)
-    return numerator / ((phi_q * z).sum(dim=-1, keepdim=True) + eps)
-'''),
-    Case("causal_linear_attention", "wrong", "denominator missing", '''
-def causal_linear_attention(Q, K, V, eps=1e-6):
-    phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
-    S = torch.cumsum(phi_k.unsqueeze(-1) * V.unsqueeze(-2), dim=-3)
-    return (phi_q.unsqueeze(-1) * S).sum(dim=-2)
-'''),
-    Case("causal_linear_attention", "wrong", "cumsum over d_k instead of positions", '''
-def causal_linear_attention(Q, K, V, eps=1e-6):
-    phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
-    S = torch.cumsum(phi_k.unsqueeze(-1) * V.unsqueeze(-2), dim=-2)
-    z = torch.cumsum(phi_k, dim=-1)
-    numerator = (phi_q.unsqueeze(-1) * S).sum(dim=-2)
-    return numerator / ((phi_q * z).sum(dim=-1, keepdim=True) + eps)
-'''),
-    Case("causal_linear_attention", "wrong", "phi applied to V too", '''
-def causal_linear_attention(Q, K, V, eps=1e-6):
-    phi_q, phi_k, phi_v = F.elu(Q) + 1, F.elu(K) + 1, F.elu(V) + 1
-    S = torch.cumsum(phi_k.unsqueeze(-1) * phi_v.unsqueeze(-2), dim=-3)
-    z = torch.cumsum(phi_k, dim=-2)
-    numerator = (phi_q.unsqueeze(-1) * S).sum(dim=-2)
-    return numerator / ((phi_q * z).sum(dim=-1, keepdim=True) + eps)
-'''),
-    Case("causal_linear_attention", "wrong", "eps argument ignored (1e-6 hard-coded)", '''
-def causal_linear_attention(Q, K, V, eps=1e-6):
-    phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
-    S = torch.cumsum(phi_k.unsqueeze(-1) * V.unsqueeze(-2), dim=-3)
-    z = torch.cumsum(phi_k, dim=-2)
-    numerator = (phi_q.unsqueeze(-1) * S).sum(dim=-2)
-    return numerator / ((phi_q * z).sum(dim=-1, keepdim=True) + 1e-6)
-'''),
+    Mutation("causal_linear_attention", "relu feature map", {
+        "phi_q = F.elu(Q) + 1": "phi_q = torch.relu(Q)",
+        "phi_k = F.elu(K) + 1": "phi_k = torch.relu(K)",
+    }),
+    Mutation("causal_linear_attention", "denominator missing", {
+        "return numerator / (denominator + eps)": "return numerator",
+    }),
+    Mutation("causal_linear_attention", "cumsum over d_k instead of positions", {
+        "torch.cumsum(outer, dim=-3)": "torch.cumsum(outer, dim=-2)",
+        "torch.cumsum(phi_k, dim=-2)": "torch.cumsum(phi_k, dim=-1)",
+    }),
+    Mutation("causal_linear_attention", "phi applied to V too", {
+        "* V.unsqueeze(-2)": "* (F.elu(V) + 1).unsqueeze(-2)",
+    }),
+    Mutation("causal_linear_attention", "eps argument ignored (1e-6 hard-coded)", {
+        "(denominator + eps)": "(denominator + 1e-6)",
+    }),
     Case("causal_linear_attention", "wrong", "transpose(0, 1): only works without batch", '''
 def causal_linear_attention(Q, K, V, eps=1e-6):
     phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
     A = (phi_q @ phi_k.transpose(0, 1)).tril()
     return (A @ V) / (A.sum(dim=-1, keepdim=True) + eps)
 '''),
-    Case("causal_linear_attention", "wrong", "computes in float32", '''
-def causal_linear_attention(Q, K, V, eps=1e-6):
-    phi_q, phi_k = F.elu(Q.float()) + 1, F.elu(K.float()) + 1
-    S = torch.cumsum(phi_k.unsqueeze(-1) * V.float().unsqueeze(-2), dim=-3)
-    z = torch.cumsum(phi_k, dim=-2)
-    numerator = (phi_q.unsqueeze(-1) * S).sum(dim=-2)
-    return numerator / ((phi_q * z).sum(dim=-1, keepdim=True) + eps)
-'''),
+    Mutation("causal_linear_attention", "computes in float32", {
+        "phi_q = F.elu(Q) + 1": "phi_q = F.elu(Q.float()) + 1",
+        "phi_k = F.elu(K) + 1": "phi_k = F.elu(K.float()) + 1",
+        "* V.unsqueeze(-2)": "* V.float().unsqueeze(-2)",
+    }),
     Case("causal_linear_attention", "right", "masked quadratic form", '''
 def causal_linear_attention(Q, K, V, eps=1e-6):
     phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
@@ -213,81 +149,33 @@ def causal_linear_attention(Q, K, V, eps=1e-6):
     return numerator / (denominator + eps)
 '''),
     # ---------------------------------------------------------- linear_attention_recurrent
-    Case("linear_attention_recurrent", "wrong", "output read before the state update", '''
-def linear_attention_recurrent(Q, K, V, eps=1e-6):
-    phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
-    S = V.new_zeros(*V.shape[:-2], K.shape[-1], V.shape[-1])
-    z = K.new_zeros(*K.shape[:-2], K.shape[-1])
-    outputs = []
-    for t in range(Q.shape[-2]):
-        q = phi_q[..., t, :]
-        num = (q.unsqueeze(-1) * S).sum(dim=-2)
-        outputs.append(num / ((q * z).sum(dim=-1, keepdim=True) + eps))
-        S = S + phi_k[..., t, :].unsqueeze(-1) * V[..., t, :].unsqueeze(-2)
-        z = z + phi_k[..., t, :]
-    return torch.stack(outputs, dim=-2)
-'''),
-    Case("linear_attention_recurrent", "wrong", "z not accumulated", '''
-def linear_attention_recurrent(Q, K, V, eps=1e-6):
-    phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
-    S = V.new_zeros(*V.shape[:-2], K.shape[-1], V.shape[-1])
-    outputs = []
-    for t in range(Q.shape[-2]):
-        q, z = phi_q[..., t, :], phi_k[..., t, :]
-        S = S + z.unsqueeze(-1) * V[..., t, :].unsqueeze(-2)
-        num = (q.unsqueeze(-1) * S).sum(dim=-2)
-        outputs.append(num / ((q * z).sum(dim=-1, keepdim=True) + eps))
-    return torch.stack(outputs, dim=-2)
-'''),
-    Case("linear_attention_recurrent", "wrong", "state reset at every step", '''
-def linear_attention_recurrent(Q, K, V, eps=1e-6):
-    phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
-    outputs = []
-    for t in range(Q.shape[-2]):
-        q, k = phi_q[..., t, :], phi_k[..., t, :]
-        S = k.unsqueeze(-1) * V[..., t, :].unsqueeze(-2)
-        z = k
-        num = (q.unsqueeze(-1) * S).sum(dim=-2)
-        outputs.append(num / ((q * z).sum(dim=-1, keepdim=True) + eps))
-    return torch.stack(outputs, dim=-2)
-'''),
-    Case("linear_attention_recurrent", "wrong", "indexes Q[t]: no batch dimensions", '''
-def linear_attention_recurrent(Q, K, V, eps=1e-6):
-    phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
-    S = V.new_zeros(K.shape[-1], V.shape[-1])
-    z = K.new_zeros(K.shape[-1])
-    outputs = []
-    for t in range(len(Q)):
-        S = S + torch.outer(phi_k[t], V[t])
-        z = z + phi_k[t]
-        outputs.append(phi_q[t] @ S / (phi_q[t] @ z + eps))
-    return torch.stack(outputs)
-'''),
-    Case("linear_attention_recurrent", "wrong", "final state used for every position", '''
-def linear_attention_recurrent(Q, K, V, eps=1e-6):
-    phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
-    S = V.new_zeros(*V.shape[:-2], K.shape[-1], V.shape[-1])
-    z = K.new_zeros(*K.shape[:-2], K.shape[-1])
-    for t in range(Q.shape[-2]):
-        S = S + phi_k[..., t, :].unsqueeze(-1) * V[..., t, :].unsqueeze(-2)
-        z = z + phi_k[..., t, :]
-    num = phi_q @ S
-    return num / ((phi_q * z.unsqueeze(-2)).sum(dim=-1, keepdim=True) + eps)
-'''),
-    Case("linear_attention_recurrent", "wrong", "eps added to the numerator too", '''
-def linear_attention_recurrent(Q, K, V, eps=1e-6):
-    phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
-    S = V.new_zeros(*V.shape[:-2], K.shape[-1], V.shape[-1])
-    z = K.new_zeros(*K.shape[:-2], K.shape[-1])
-    outputs = []
-    for t in range(Q.shape[-2]):
-        S = S + phi_k[..., t, :].unsqueeze(-1) * V[..., t, :].unsqueeze(-2)
-        z = z + phi_k[..., t, :]
-        q = phi_q[..., t, :]
-        num = (q.unsqueeze(-1) * S).sum(dim=-2) + eps
-        outputs.append(num / ((q * z).sum(dim=-1, keepdim=True) + eps))
-    return torch.stack(outputs, dim=-2)
-'''),
+    Mutation("linear_attention_recurrent", "output read before the state update", {
+        STATE_UPDATE: "",
+        "        outputs.append(numerator / (denominator + eps))\n": (
+            "        outputs.append(numerator / (denominator + eps))\n" + STATE_UPDATE
+        ),
+    }),
+    Mutation("linear_attention_recurrent", "z not accumulated", {
+        "z = z + k_t": "z = k_t",
+    }),
+    Mutation("linear_attention_recurrent", "state reset at every step", {
+        "S = S + k_t": "S = k_t",
+        "z = z + k_t": "z = k_t",
+    }),
+    Mutation("linear_attention_recurrent", "indexes Q[t]: no batch dimensions", {
+        "phi_k[..., t, :], V[..., t, :], phi_q[..., t, :]": "phi_k[t], V[t], phi_q[t]",
+    }),
+    Mutation("linear_attention_recurrent", "final state used for every position", {
+        "S = S + k_t.unsqueeze(-1) * v_t.unsqueeze(-2)": (
+            "S = (phi_k.unsqueeze(-1) * V.unsqueeze(-2)).sum(dim=-3)"
+        ),
+        "z = z + k_t": "z = phi_k.sum(dim=-2)",
+    }),
+    Mutation("linear_attention_recurrent", "eps added to the numerator too", {
+        "numerator = (q_t.unsqueeze(-1) * S).sum(dim=-2)": (
+            "numerator = (q_t.unsqueeze(-1) * S).sum(dim=-2) + eps"
+        ),
+    }),
     Case("linear_attention_recurrent", "right", "matmul on an unsqueezed state", '''
 def linear_attention_recurrent(Q, K, V, eps=1e-6):
     phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1

@@ -1,109 +1,60 @@
 """Wrong and right answers for 09_gnn.
 
-Graded by real nbgrader autograde (tests/test_autograde.py).
+Wrong answers are ``Mutation``s of the reference solution (the mistake as a small edit);
+full sources (``Case``) only for right answers. Graded by real nbgrader autograde
+(tests/course/test_autograde.py).
 """
 
-from instructor.grading_cases import Case
+from instructor.grading_cases import Case, Mutation
+
+# The input checks of adjacency_mask.
+ADJACENCY_CHECKS = """\
+    if edge_index.dim() != 2 or edge_index.shape[0] != 2:
+        raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
+    outside = (edge_index < 0) | (edge_index >= num_nodes)
+    if outside.any():
+        bad = edge_index[outside][0].item()
+        raise ValueError(f"node index {bad} is out of range for num_nodes={num_nodes}")
+"""
+
+# The line of graph_attention that gives a node without in-neighbours a zero row.
+ZERO_ISOLATED = (
+    "    weights = torch.where(has_neighbour, weights, 0.0)  # NaN rows (no in-neighbour) -> 0\n"
+)
 
 # fmt: off
 CASES = [
     # ------------------------------------------------------------------ adjacency_mask
-    Case("adjacency_mask", "wrong", "A instead of A.T, source and target swapped", '''
-def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
-    if edge_index.dim() != 2 or edge_index.shape[0] != 2:
-        raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
-    if ((edge_index < 0) | (edge_index >= num_nodes)).any():
-        bad = edge_index[(edge_index < 0) | (edge_index >= num_nodes)][0].item()
-        raise ValueError(f"node index {bad} out of range")
-    mask = torch.zeros(num_nodes, num_nodes, dtype=torch.bool)
-    mask[edge_index[0], edge_index[1]] = True
-    if add_self_loops:
-        mask |= torch.eye(num_nodes, dtype=torch.bool)
-    return mask
-'''),
-    Case("adjacency_mask", "wrong", "self-loops always added", '''
-def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
-    if edge_index.dim() != 2 or edge_index.shape[0] != 2:
-        raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
-    if ((edge_index < 0) | (edge_index >= num_nodes)).any():
-        bad = edge_index[(edge_index < 0) | (edge_index >= num_nodes)][0].item()
-        raise ValueError(f"node index {bad} out of range")
-    mask = torch.eye(num_nodes, dtype=torch.bool)
-    mask[edge_index[1], edge_index[0]] = True
-    return mask
-'''),
-    Case("adjacency_mask", "wrong", "add_self_loops ignored, never added", '''
-def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
-    if edge_index.dim() != 2 or edge_index.shape[0] != 2:
-        raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
-    if ((edge_index < 0) | (edge_index >= num_nodes)).any():
-        bad = edge_index[(edge_index < 0) | (edge_index >= num_nodes)][0].item()
-        raise ValueError(f"node index {bad} out of range")
-    mask = torch.zeros(num_nodes, num_nodes, dtype=torch.bool)
-    mask[edge_index[1], edge_index[0]] = True
-    return mask
-'''),
-    Case("adjacency_mask", "wrong", "float mask instead of bool", '''
-def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
-    if edge_index.dim() != 2 or edge_index.shape[0] != 2:
-        raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
-    if ((edge_index < 0) | (edge_index >= num_nodes)).any():
-        bad = edge_index[(edge_index < 0) | (edge_index >= num_nodes)][0].item()
-        raise ValueError(f"node index {bad} out of range")
-    mask = torch.zeros(num_nodes, num_nodes)
-    mask[edge_index[1], edge_index[0]] = 1.0
-    if add_self_loops:
-        mask = mask + torch.eye(num_nodes) * (mask.diagonal() == 0)
-    return mask
-'''),
-    Case("adjacency_mask", "wrong", "int64 mask, like to_dense_adj(...).T.long()", '''
-def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
-    if edge_index.dim() != 2 or edge_index.shape[0] != 2:
-        raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
-    if ((edge_index < 0) | (edge_index >= num_nodes)).any():
-        bad = edge_index[(edge_index < 0) | (edge_index >= num_nodes)][0].item()
-        raise ValueError(f"node index {bad} out of range")
-    mask = torch.zeros(num_nodes, num_nodes, dtype=torch.long)
-    mask[edge_index[1], edge_index[0]] = 1
-    if add_self_loops:
-        mask.fill_diagonal_(1)
-    return mask
-'''),
-    Case("adjacency_mask", "wrong", "size from edge_index.max() + 1 instead of num_nodes", '''
-def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
-    if edge_index.dim() != 2 or edge_index.shape[0] != 2:
-        raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
-    if ((edge_index < 0) | (edge_index >= num_nodes)).any():
-        bad = edge_index[(edge_index < 0) | (edge_index >= num_nodes)][0].item()
-        raise ValueError(f"node index {bad} out of range")
-    n = int(edge_index.max()) + 1 if edge_index.numel() else num_nodes
-    mask = torch.zeros(n, n, dtype=torch.bool)
-    mask[edge_index[1], edge_index[0]] = True
-    if add_self_loops:
-        mask |= torch.eye(n, dtype=torch.bool)
-    return mask
-'''),
-    Case("adjacency_mask", "wrong", "no validation of the input", '''
-def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
-    mask = torch.zeros(num_nodes, num_nodes, dtype=torch.bool)
-    mask[edge_index[1], edge_index[0]] = True
-    if add_self_loops:
-        mask |= torch.eye(num_nodes, dtype=torch.bool)
-    return mask
-'''),
-    Case("adjacency_mask", "wrong", "negative indices not rejected", '''
-def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
-    if edge_index.dim() != 2 or edge_index.shape[0] != 2:
-        raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
-    if (edge_index >= num_nodes).any():
-        bad = edge_index[edge_index >= num_nodes][0].item()
-        raise ValueError(f"node index {bad} out of range")
-    mask = torch.zeros(num_nodes, num_nodes, dtype=torch.bool)
-    mask[edge_index[1], edge_index[0]] = True
-    if add_self_loops:
-        mask |= torch.eye(num_nodes, dtype=torch.bool)
-    return mask
-'''),
+    Mutation("adjacency_mask", "A instead of A.T, source and target swapped", {
+        "mask[target, source] = True": "mask[source, target] = True",
+    }),
+    Mutation("adjacency_mask", "self-loops always added", {
+        "mask = torch.zeros(num_nodes, num_nodes, dtype=torch.bool)": (
+            "mask = torch.eye(num_nodes, dtype=torch.bool)"
+        ),
+    }),
+    Mutation("adjacency_mask", "add_self_loops ignored, never added", {
+        "    if add_self_loops:\n        mask |= torch.eye(num_nodes, dtype=torch.bool)\n": "",
+    }),
+    Mutation("adjacency_mask", "float mask instead of bool", {
+        "return mask": "return mask.float()",
+    }),
+    Mutation("adjacency_mask", "int64 mask, like to_dense_adj(...).T.long()", {
+        "return mask": "return mask.long()",
+    }),
+    Mutation("adjacency_mask", "size from edge_index.max() + 1 instead of num_nodes", {
+        "mask = torch.zeros(num_nodes, num_nodes, dtype=torch.bool)": (
+            "n = int(edge_index.max()) + 1 if edge_index.numel() else num_nodes\n"
+            "    mask = torch.zeros(n, n, dtype=torch.bool)"
+        ),
+        "torch.eye(num_nodes, dtype=torch.bool)": "torch.eye(n, dtype=torch.bool)",
+    }),
+    Mutation("adjacency_mask", "no validation of the input", {ADJACENCY_CHECKS: ""}),
+    Mutation("adjacency_mask", "negative indices not rejected", {
+        "outside = (edge_index < 0) | (edge_index >= num_nodes)": (
+            "outside = edge_index >= num_nodes"
+        ),
+    }),
     Case("adjacency_mask", "right", "loop over the edges", '''
 def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
     if len(edge_index.shape) != 2 or len(edge_index) != 2:
@@ -134,100 +85,42 @@ def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
     return mask
 '''),
     # ------------------------------------------------------------------ graph_attention
-    Case("graph_attention", "wrong", "mask transposed, attends over out-neighbours", '''
-def graph_attention(X, edge_index, W_q, W_k, W_v):
-    n = X.shape[0]
-    Q, K, V = X @ W_q.T, X @ W_k.T, X @ W_v.T
-    mask = torch.zeros(n, n, dtype=torch.bool)
-    mask[edge_index[0], edge_index[1]] = True
-    scores = (Q @ K.T / math.sqrt(Q.shape[-1])).masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
-    return weights @ V
-'''),
-    Case("graph_attention", "wrong", "no 1/sqrt(d_k) scaling", '''
-def graph_attention(X, edge_index, W_q, W_k, W_v):
-    n = X.shape[0]
-    Q, K, V = X @ W_q.T, X @ W_k.T, X @ W_v.T
-    mask = torch.zeros(n, n, dtype=torch.bool)
-    mask[edge_index[1], edge_index[0]] = True
-    scores = (Q @ K.T).masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
-    return weights @ V
-'''),
-    Case("graph_attention", "wrong", "scaled by sqrt(d), the input size", '''
-def graph_attention(X, edge_index, W_q, W_k, W_v):
-    n = X.shape[0]
-    Q, K, V = X @ W_q.T, X @ W_k.T, X @ W_v.T
-    mask = torch.zeros(n, n, dtype=torch.bool)
-    mask[edge_index[1], edge_index[0]] = True
-    scores = (Q @ K.T / math.sqrt(X.shape[-1])).masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
-    return weights @ V
-'''),
-    Case("graph_attention", "wrong", "softmax over all nodes, no mask", '''
-def graph_attention(X, edge_index, W_q, W_k, W_v):
-    Q, K, V = X @ W_q.T, X @ W_k.T, X @ W_v.T
-    weights = torch.softmax(Q @ K.T / math.sqrt(Q.shape[-1]), dim=-1)
-    return weights @ V
-'''),
-    Case("graph_attention", "wrong", "softmax over the queries (dim=0)", '''
-def graph_attention(X, edge_index, W_q, W_k, W_v):
-    n = X.shape[0]
-    Q, K, V = X @ W_q.T, X @ W_k.T, X @ W_v.T
-    mask = torch.zeros(n, n, dtype=torch.bool)
-    mask[edge_index[1], edge_index[0]] = True
-    scores = (Q @ K.T / math.sqrt(Q.shape[-1])).masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores, dim=0).nan_to_num(0.0)
-    return weights @ V
-'''),
-    Case("graph_attention", "wrong", "NaN for nodes without in-neighbours", '''
-def graph_attention(X, edge_index, W_q, W_k, W_v):
-    n = X.shape[0]
-    Q, K, V = X @ W_q.T, X @ W_k.T, X @ W_v.T
-    mask = torch.zeros(n, n, dtype=torch.bool)
-    mask[edge_index[1], edge_index[0]] = True
-    scores = (Q @ K.T / math.sqrt(Q.shape[-1])).masked_fill(~mask, float("-inf"))
-    return torch.softmax(scores, dim=-1) @ V
-'''),
-    Case("graph_attention", "wrong", "uniform weights (mean of all V) for isolated nodes", '''
-def graph_attention(X, edge_index, W_q, W_k, W_v):
-    n = X.shape[0]
-    Q, K, V = X @ W_q.T, X @ W_k.T, X @ W_v.T
-    mask = torch.zeros(n, n, dtype=torch.bool)
-    mask[edge_index[1], edge_index[0]] = True
-    scores = (Q @ K.T / math.sqrt(Q.shape[-1])).masked_fill(~mask, -1e9)
-    return torch.softmax(scores, dim=-1) @ V
-'''),
-    Case("graph_attention", "wrong", "weights not transposed, X @ W_q", '''
-def graph_attention(X, edge_index, W_q, W_k, W_v):
-    n = X.shape[0]
-    Q, K, V = X @ W_q, X @ W_k, X @ W_v
-    mask = torch.zeros(n, n, dtype=torch.bool)
-    mask[edge_index[1], edge_index[0]] = True
-    scores = (Q @ K.T / math.sqrt(Q.shape[-1])).masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
-    return weights @ V
-'''),
-    Case("graph_attention", "wrong", "self-loops added", '''
-def graph_attention(X, edge_index, W_q, W_k, W_v):
-    n = X.shape[0]
-    Q, K, V = X @ W_q.T, X @ W_k.T, X @ W_v.T
-    mask = torch.eye(n, dtype=torch.bool)
-    mask[edge_index[1], edge_index[0]] = True
-    scores = (Q @ K.T / math.sqrt(Q.shape[-1])).masked_fill(~mask, float("-inf"))
-    return torch.softmax(scores, dim=-1) @ V
-'''),
-    Case("graph_attention", "wrong", "hard-codes float32", '''
-def graph_attention(X, edge_index, W_q, W_k, W_v):
-    n = X.shape[0]
-    X, W_q, W_k, W_v = X.float(), W_q.float(), W_k.float(), W_v.float()
-    Q, K, V = X @ W_q.T, X @ W_k.T, X @ W_v.T
-    mask = torch.zeros(n, n, dtype=torch.bool)
-    mask[edge_index[1], edge_index[0]] = True
-    scores = (Q @ K.T / math.sqrt(Q.shape[-1])).masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
-    return weights @ V
-'''),
+    Mutation("graph_attention", "mask transposed, attends over out-neighbours", {
+        "adjacency_mask(edge_index, X.shape[0])": "adjacency_mask(edge_index, X.shape[0]).T",
+    }),
+    Mutation("graph_attention", "no 1/sqrt(d_k) scaling", {
+        "scores = Q @ K.T / math.sqrt(Q.shape[-1])": "scores = Q @ K.T",
+    }),
+    Mutation("graph_attention", "scaled by sqrt(d), the input size", {
+        "math.sqrt(Q.shape[-1])": "math.sqrt(X.shape[-1])",
+    }),
+    Mutation("graph_attention", "softmax over all nodes, no mask", {
+        "mask = adjacency_mask(edge_index, X.shape[0])": (
+            "mask = torch.ones(X.shape[0], X.shape[0], dtype=torch.bool)"
+        ),
+    }),
+    Mutation("graph_attention", "softmax over the queries (dim=0)", {
+        'float("-inf")), dim=-1)': 'float("-inf")), dim=0)',
+    }),
+    Mutation("graph_attention", "NaN for nodes without in-neighbours", {
+        ZERO_ISOLATED: "",
+    }),
+    Mutation("graph_attention", "uniform weights (mean of all V) for isolated nodes", {
+        'float("-inf")': "-1e9",
+        ZERO_ISOLATED: "",
+    }),
+    Mutation("graph_attention", "weights not transposed, X @ W_q", {
+        "Q, K, V = X @ W_q.T, X @ W_k.T, X @ W_v.T": "Q, K, V = X @ W_q, X @ W_k, X @ W_v",
+    }),
+    Mutation("graph_attention", "self-loops added", {
+        "adjacency_mask(edge_index, X.shape[0])": (
+            "adjacency_mask(edge_index, X.shape[0], add_self_loops=True)"
+        ),
+    }),
+    Mutation("graph_attention", "hard-codes float32", {
+        "    Q, K, V =": "    X, W_q, W_k, W_v = X.float(), W_q.float(), W_k.float(), W_v.float()\n"
+        "    Q, K, V =",
+    }),
     Case("graph_attention", "right", "sparse, one score per edge, scatter softmax", '''
 def graph_attention(X, edge_index, W_q, W_k, W_v):
     source, target = edge_index
