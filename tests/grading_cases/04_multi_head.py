@@ -1,54 +1,41 @@
-"""Wrong and right answers for 04_multi_head.
+"""Wrong and right answers for 04_multi_head, graded by real nbgrader autograde
+(tests/course/test_autograde.py).
 
-Graded by real nbgrader autograde (tests/test_autograde.py).
+A wrong answer is a ``Mutation``: the reference solution with a small edit that makes the
+mistake its name gives. Full sources (``Case``) are kept only for right answers.
 """
 
-from instructor.grading_cases import Case
+from instructor.grading_cases import Case, Mutation
 
 # fmt: off
 CASES = [
     # ------------------------------------------------------------------------ split_heads
-    Case("split_heads", "wrong", "reshape only, no transpose", '''
-def split_heads(X, num_heads):
-    *batch, n, d = X.shape
-    if d % num_heads != 0:
-        raise ValueError(f"d = {d} is not divisible by num_heads = {num_heads}")
-    return X.reshape(*batch, num_heads, n, d // num_heads)
-'''),
-    Case("split_heads", "wrong", "transposes the last two dims instead", '''
-def split_heads(X, num_heads):
-    *batch, n, d = X.shape
-    if d % num_heads != 0:
-        raise ValueError(f"d = {d} is not divisible by num_heads = {num_heads}")
-    return X.reshape(*batch, n, num_heads, d // num_heads).transpose(-2, -1)
-'''),
-    Case("split_heads", "wrong", "heads as interleaved columns", '''
-def split_heads(X, num_heads):
-    *batch, n, d = X.shape
-    if d % num_heads != 0:
-        raise ValueError(f"d = {d} is not divisible by num_heads = {num_heads}")
-    heads = X.reshape(*batch, n, d // num_heads, num_heads)  # (..., n, dh, h)
-    return heads.movedim(-1, -3)  # (..., h, n, dh)
-'''),
-    Case("split_heads", "wrong", "no ValueError: reshape fails with RuntimeError", '''
-def split_heads(X, num_heads):
-    *batch, n, d = X.shape
-    return X.reshape(*batch, n, num_heads, d // num_heads).transpose(-3, -2)
-'''),
-    Case("split_heads", "wrong", "ValueError message without the sizes", '''
-def split_heads(X, num_heads):
-    *batch, n, d = X.shape
-    if d % num_heads != 0:
-        raise ValueError("the model dimension must be divisible by the number of heads")
-    return X.reshape(*batch, n, num_heads, d // num_heads).transpose(-3, -2)
-'''),
-    Case("split_heads", "wrong", "only one batch dimension (b, n, d)", '''
-def split_heads(X, num_heads):
-    b, n, d = X.shape
-    if d % num_heads != 0:
-        raise ValueError(f"d = {d} is not divisible by num_heads = {num_heads}")
-    return X.reshape(b, n, num_heads, d // num_heads).transpose(1, 2)
-'''),
+    Mutation("split_heads", "reshape only, no transpose", {
+        "X.reshape(*batch, n, num_heads, d // num_heads)":
+            "X.reshape(*batch, num_heads, n, d // num_heads)",
+        "return heads.transpose(-3, -2)": "return heads",
+    }),
+    Mutation("split_heads", "transposes the last two dims instead", {
+        "heads.transpose(-3, -2)": "heads.transpose(-2, -1)",
+    }),
+    Mutation("split_heads", "heads as interleaved columns", {
+        "X.reshape(*batch, n, num_heads, d // num_heads)":
+            "X.reshape(*batch, n, d // num_heads, num_heads)",
+        "heads.transpose(-3, -2)": "heads.movedim(-1, -3)",
+    }),
+    Mutation("split_heads", "no ValueError: reshape fails with RuntimeError", {
+        "    if d % num_heads != 0:\n"
+        '        raise ValueError(f"d = {d} is not divisible by num_heads = {num_heads}")\n': "",
+    }),
+    Mutation("split_heads", "ValueError message without the sizes", {
+        'f"d = {d} is not divisible by num_heads = {num_heads}"':
+            '"the model dimension must be divisible by the number of heads"',
+    }),
+    Mutation("split_heads", "only one batch dimension (b, n, d)", {
+        "*batch, n, d = X.shape": "b, n, d = X.shape",
+        "X.reshape(*batch, n,": "X.reshape(b, n,",
+        "heads.transpose(-3, -2)": "heads.transpose(1, 2)",
+    }),
     Case("split_heads", "right", "chunk and stack", '''
 def split_heads(X, num_heads):
     d = X.shape[-1]
@@ -63,26 +50,19 @@ def split_heads(X, num_heads):
     return X.unflatten(-1, (num_heads, -1)).movedim(-2, -3)
 '''),
     # ------------------------------------------------------------------------ merge_heads
-    Case("merge_heads", "wrong", "reshape only, no transpose", '''
-def merge_heads(X):
-    *batch, h, n, dh = X.shape
-    return X.reshape(*batch, n, h * dh)
-'''),
-    Case("merge_heads", "wrong", "heads interleaved (dh before h)", '''
-def merge_heads(X):
-    *batch, h, n, dh = X.shape
-    return X.permute(*range(len(batch)), -2, -1, -3).reshape(*batch, n, h * dh)
-'''),
-    Case("merge_heads", "wrong", "view after transpose (RuntimeError)", '''
-def merge_heads(X):
-    *batch, h, n, dh = X.shape
-    return X.transpose(-3, -2).view(*batch, n, h * dh)
-'''),
-    Case("merge_heads", "wrong", "only 4-D input (b, h, n, dh)", '''
-def merge_heads(X):
-    b, h, n, dh = X.shape
-    return X.transpose(1, 2).reshape(b, n, h * dh)
-'''),
+    Mutation("merge_heads", "reshape only, no transpose", {
+        "X.transpose(-3, -2).reshape(": "X.reshape(",
+    }),
+    Mutation("merge_heads", "heads interleaved (dh before h)", {
+        "X.transpose(-3, -2)": "X.permute(*range(len(batch)), -2, -1, -3)",
+    }),
+    Mutation("merge_heads", "view after transpose (RuntimeError)", {
+        ".reshape(*batch, n, h * dh)": ".view(*batch, n, h * dh)",
+    }),
+    Mutation("merge_heads", "only 4-D input (b, h, n, dh)", {
+        "*batch, h, n, dh = X.shape": "b, h, n, dh = X.shape",
+        "X.transpose(-3, -2).reshape(*batch, n, h * dh)": "X.transpose(1, 2).reshape(b, n, h * dh)",
+    }),
     Case("merge_heads", "right", "unbind and cat", '''
 def merge_heads(X):
     return torch.cat(X.unbind(dim=-3), dim=-1)
@@ -92,6 +72,7 @@ def merge_heads(X):
     return X.movedim(-3, -2).flatten(-2)
 '''),
 ]
+
 
 _MHSA_INIT = '''
 class MultiHeadSelfAttention(nn.Module):
@@ -111,112 +92,44 @@ def _mhsa(forward: str, init: str = _MHSA_INIT) -> str:
 
 
 CASES += [
-    Case("MultiHeadSelfAttention", "wrong", "scaled by sqrt(d_model)", _mhsa('''
-    def forward(self, X, mask=None):
-        Q = split_heads(self.W_q(X), self.num_heads)
-        K = split_heads(self.W_k(X), self.num_heads)
-        V = split_heads(self.W_v(X), self.num_heads)
-        scores = Q @ K.transpose(-2, -1) / math.sqrt(X.shape[-1])
-        if mask is not None:
-            scores = scores.masked_fill(~mask.unsqueeze(-3), float("-inf"))
-        weights = torch.softmax(scores, dim=-1)
-        return self.W_o(merge_heads(weights @ V)), weights
-''')),
-    Case("MultiHeadSelfAttention", "wrong", "no W_o", _mhsa('''
-    def forward(self, X, mask=None):
-        Q = split_heads(self.W_q(X), self.num_heads)
-        K = split_heads(self.W_k(X), self.num_heads)
-        V = split_heads(self.W_v(X), self.num_heads)
-        scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
-        if mask is not None:
-            scores = scores.masked_fill(~mask.unsqueeze(-3), float("-inf"))
-        weights = torch.softmax(scores, dim=-1)
-        return merge_heads(weights @ V), weights
-''')),
-    Case("MultiHeadSelfAttention", "wrong", "softmax over the queries (dim=-2)", _mhsa('''
-    def forward(self, X, mask=None):
-        Q = split_heads(self.W_q(X), self.num_heads)
-        K = split_heads(self.W_k(X), self.num_heads)
-        V = split_heads(self.W_v(X), self.num_heads)
-        scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
-        if mask is not None:
-            scores = scores.masked_fill(~mask.unsqueeze(-3), float("-inf"))
-        weights = torch.softmax(scores, dim=-2)
-        return self.W_o(merge_heads(weights @ V)), weights
-''')),
-    Case("MultiHeadSelfAttention", "wrong", "mask inverted", _mhsa('''
-    def forward(self, X, mask=None):
-        Q = split_heads(self.W_q(X), self.num_heads)
-        K = split_heads(self.W_k(X), self.num_heads)
-        V = split_heads(self.W_v(X), self.num_heads)
-        scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
-        if mask is not None:
-            scores = scores.masked_fill(mask.unsqueeze(-3), float("-inf"))
-        weights = torch.softmax(scores, dim=-1)
-        return self.W_o(merge_heads(weights @ V)), weights
-''')),
-    Case("MultiHeadSelfAttention", "wrong", "heads split with a reshape, no transpose", _mhsa('''
-    def forward(self, X, mask=None):
-        *batch, n, d = X.shape
-        h = self.num_heads
-
-        def heads(Y):
-            return Y.reshape(*batch, h, n, d // h)
-
-        Q, K, V = heads(self.W_q(X)), heads(self.W_k(X)), heads(self.W_v(X))
-        scores = Q @ K.transpose(-2, -1) / math.sqrt(d // h)
-        if mask is not None:
-            scores = scores.masked_fill(~mask.unsqueeze(-3), float("-inf"))
-        weights = torch.softmax(scores, dim=-1)
-        return self.W_o((weights @ V).reshape(*batch, n, d)), weights
-''')),
-    Case("MultiHeadSelfAttention", "wrong", "weights averaged over the heads", _mhsa('''
-    def forward(self, X, mask=None):
-        Q = split_heads(self.W_q(X), self.num_heads)
-        K = split_heads(self.W_k(X), self.num_heads)
-        V = split_heads(self.W_v(X), self.num_heads)
-        scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
-        if mask is not None:
-            scores = scores.masked_fill(~mask.unsqueeze(-3), float("-inf"))
-        weights = torch.softmax(scores, dim=-1)
-        return self.W_o(merge_heads(weights @ V)), weights.mean(dim=-3)
-''')),
-    Case("MultiHeadSelfAttention", "wrong", "mask not given a head dimension", _mhsa('''
-    def forward(self, X, mask=None):
-        Q = split_heads(self.W_q(X), self.num_heads)
-        K = split_heads(self.W_k(X), self.num_heads)
-        V = split_heads(self.W_v(X), self.num_heads)
-        scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
-        if mask is not None:
-            scores = scores.masked_fill(~mask, float("-inf"))
-        weights = torch.softmax(scores, dim=-1)
-        return self.W_o(merge_heads(weights @ V)), weights
-''')),
-    Case("MultiHeadSelfAttention", "wrong", "bias argument ignored", _mhsa('''
-    def forward(self, X, mask=None):
-        Q = split_heads(self.W_q(X), self.num_heads)
-        K = split_heads(self.W_k(X), self.num_heads)
-        V = split_heads(self.W_v(X), self.num_heads)
-        scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
-        if mask is not None:
-            scores = scores.masked_fill(~mask.unsqueeze(-3), float("-inf"))
-        weights = torch.softmax(scores, dim=-1)
-        return self.W_o(merge_heads(weights @ V)), weights
-''', init=_MHSA_INIT.replace("bias=bias", "bias=True"))),
-    Case("MultiHeadSelfAttention", "wrong", "hard-codes float32", _mhsa('''
-    def forward(self, X, mask=None):
-        X = X.float()
-        for layer in (self.W_q, self.W_k, self.W_v, self.W_o):
-            layer.float()
-        Q = split_heads(self.W_q(X), self.num_heads)
-        K = split_heads(self.W_k(X), self.num_heads)
-        V = split_heads(self.W_v(X), self.num_heads)
-        scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
-        if mask is not None:
-            scores = scores.masked_fill(~mask.unsqueeze(-3), float("-inf"))
-        weights = torch.softmax(scores, dim=-1)
-        return self.W_o(merge_heads(weights @ V)), weights
-''')),
+    Mutation("MultiHeadSelfAttention", "scaled by sqrt(d_model)", {
+        "math.sqrt(Q.shape[-1])": "math.sqrt(X.shape[-1])",
+    }),
+    Mutation("MultiHeadSelfAttention", "no W_o", {
+        "out = self.W_o(merge_heads(weights @ V))": "out = merge_heads(weights @ V)",
+    }),
+    Mutation("MultiHeadSelfAttention", "softmax over the queries (dim=-2)", {
+        "torch.softmax(scores, dim=-1)": "torch.softmax(scores, dim=-2)",
+    }),
+    Mutation("MultiHeadSelfAttention", "mask inverted", {
+        "masked_fill(~mask.unsqueeze(-3)": "masked_fill(mask.unsqueeze(-3)",
+    }),
+    Mutation("MultiHeadSelfAttention", "heads split with a reshape, no transpose", {
+        "Q = split_heads(self.W_q(X), self.num_heads)":
+            "heads = (*X.shape[:-2], self.num_heads, X.shape[-2], -1)  # no transpose\n"
+            "        Q = self.W_q(X).reshape(heads)",
+        "K = split_heads(self.W_k(X), self.num_heads)": "K = self.W_k(X).reshape(heads)",
+        "V = split_heads(self.W_v(X), self.num_heads)": "V = self.W_v(X).reshape(heads)",
+        "merge_heads(weights @ V)": "(weights @ V).reshape(X.shape)",
+    }),
+    Mutation("MultiHeadSelfAttention", "weights averaged over the heads", {
+        "return out, weights": "return out, weights.mean(dim=-3)",
+    }),
+    Mutation("MultiHeadSelfAttention", "mask not given a head dimension", {
+        "~mask.unsqueeze(-3)": "~mask",
+    }),
+    Mutation("MultiHeadSelfAttention", "bias argument ignored", {
+        f"self.{W} = nn.Linear(d_model, d_model, bias=bias)":
+            f"self.{W} = nn.Linear(d_model, d_model, bias=True)"
+        for W in ("W_q", "W_k", "W_v", "W_o")
+    }),
+    Mutation("MultiHeadSelfAttention", "hard-codes float32", {
+        "Q = split_heads(self.W_q(X), self.num_heads)":
+            "X = X.float()\n"
+            "        for layer in (self.W_q, self.W_k, self.W_v, self.W_o):\n"
+            "            layer.float()\n"
+            "        Q = split_heads(self.W_q(X), self.num_heads)",
+    }),
     Case("MultiHeadSelfAttention", "right", "einsum, heads split inline", '''
 class MultiHeadSelfAttention(nn.Module):
     def __init__(self, d_model, num_heads, bias=True):

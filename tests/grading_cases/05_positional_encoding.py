@@ -1,63 +1,38 @@
-"""Wrong and right answers for 05_positional_encoding.
+"""Wrong and right answers for 05_positional_encoding, graded by real nbgrader autograde
+(tests/course/test_autograde.py).
 
-Graded by real nbgrader autograde (tests/test_autograde.py).
+A wrong answer is a ``Mutation``: the reference solution with a small edit that makes the
+mistake its name gives. Full sources (``Case``) are kept only for right answers.
 """
 
-from instructor.grading_cases import Case
+from instructor.grading_cases import Case, Mutation
 
 # fmt: off
 CASES = [
     # ------------------------------------------------------------------ sinusoidal_encoding
-    Case("sinusoidal_encoding", "wrong", "sine and cosine swapped", '''
-def sinusoidal_encoding(num_positions, d_model):
-    if d_model % 2:
-        raise ValueError("odd d_model")
-    p = torch.arange(num_positions, dtype=torch.float32)[:, None]
-    angles = p / 10000 ** (torch.arange(0, d_model, 2) / d_model)
-    pe = torch.zeros(num_positions, d_model)
-    pe[:, 0::2] = torch.cos(angles)
-    pe[:, 1::2] = torch.sin(angles)
-    return pe
-'''),
-    Case("sinusoidal_encoding", "wrong", "exponent i / d_model with i the pair index", '''
-def sinusoidal_encoding(num_positions, d_model):
-    if d_model % 2:
-        raise ValueError("odd d_model")
-    p = torch.arange(num_positions, dtype=torch.float32)[:, None]
-    angles = p / 10000 ** (torch.arange(d_model // 2) / d_model)
-    pe = torch.zeros(num_positions, d_model)
-    pe[:, 0::2] = torch.sin(angles)
-    pe[:, 1::2] = torch.cos(angles)
-    return pe
-'''),
-    Case("sinusoidal_encoding", "wrong", "concatenated [sin | cos] halves, not interleaved", '''
-def sinusoidal_encoding(num_positions, d_model):
-    if d_model % 2:
-        raise ValueError("odd d_model")
-    p = torch.arange(num_positions, dtype=torch.float32)[:, None]
-    angles = p / 10000 ** (torch.arange(0, d_model, 2) / d_model)
-    return torch.cat((torch.sin(angles), torch.cos(angles)), dim=-1)
-'''),
-    Case("sinusoidal_encoding", "wrong", "positions start at 1", '''
-def sinusoidal_encoding(num_positions, d_model):
-    if d_model % 2:
-        raise ValueError("odd d_model")
-    p = torch.arange(1, num_positions + 1, dtype=torch.float32)[:, None]
-    angles = p / 10000 ** (torch.arange(0, d_model, 2) / d_model)
-    pe = torch.zeros(num_positions, d_model)
-    pe[:, 0::2] = torch.sin(angles)
-    pe[:, 1::2] = torch.cos(angles)
-    return pe
-'''),
-    Case("sinusoidal_encoding", "wrong", "no ValueError: an odd d_model is silently truncated", '''
-def sinusoidal_encoding(num_positions, d_model):
-    p = torch.arange(num_positions, dtype=torch.float32)[:, None]
-    angles = p / 10000 ** (torch.arange(0, d_model, 2) / d_model)
-    pe = torch.zeros(num_positions, d_model + 1)
-    pe[:, 0::2] = torch.sin(angles)
-    pe[:, 1::2] = torch.cos(angles)
-    return pe[:, :d_model]
-'''),
+    Mutation("sinusoidal_encoding", "sine and cosine swapped", {
+        "torch.stack((angles.sin(), angles.cos()), dim=-1)":
+            "torch.stack((angles.cos(), angles.sin()), dim=-1)",
+    }),
+    Mutation("sinusoidal_encoding", "exponent i / d_model with i the pair index", {
+        "torch.arange(0, d_model, 2, dtype=torch.float64)":
+            "torch.arange(d_model // 2, dtype=torch.float64)",
+    }),
+    Mutation("sinusoidal_encoding", "concatenated [sin | cos] halves, not interleaved", {
+        "torch.stack((angles.sin(), angles.cos()), dim=-1)":
+            "torch.cat((angles.sin(), angles.cos()), dim=-1)",
+        "return pe.flatten(-2).to(": "return pe.to(",
+    }),
+    Mutation("sinusoidal_encoding", "positions start at 1", {
+        "torch.arange(num_positions, dtype=torch.float64)":
+            "torch.arange(1, num_positions + 1, dtype=torch.float64)",
+    }),
+    Mutation("sinusoidal_encoding", "no ValueError: an odd d_model is silently truncated", {
+        "    if d_model % 2 != 0:\n"
+        '        raise ValueError(f"d_model must be even (sine/cosine pairs), got {d_model}")\n':
+            "",
+        "return pe.flatten(-2).to(": "return pe.flatten(-2)[:, :d_model].to(",
+    }),
     Case("sinusoidal_encoding", "right", "a double loop with math.sin and math.cos", '''
 def sinusoidal_encoding(num_positions, d_model):
     if d_model % 2 == 1:
@@ -82,31 +57,23 @@ def sinusoidal_encoding(num_positions, d_model):
     return pe
 '''),
     # ------------------------------------------------------------------ relative_positions
-    Case("relative_positions", "wrong", "offsets i - j instead of j - i", '''
-def relative_positions(n, max_distance):
-    pos = torch.arange(n)
-    return (pos[:, None] - pos[None, :]).clamp(-max_distance, max_distance) + max_distance
-'''),
-    Case("relative_positions", "wrong", "no clipping", '''
-def relative_positions(n, max_distance):
-    pos = torch.arange(n)
-    return pos[None, :] - pos[:, None] + max_distance
-'''),
-    Case("relative_positions", "wrong", "no + max_distance offset (negative indices)", '''
-def relative_positions(n, max_distance):
-    pos = torch.arange(n)
-    return (pos[None, :] - pos[:, None]).clamp(-max_distance, max_distance)
-'''),
-    Case("relative_positions", "wrong", "float dtype", '''
-def relative_positions(n, max_distance):
-    pos = torch.arange(n, dtype=torch.float32)
-    return (pos[None, :] - pos[:, None]).clamp(-max_distance, max_distance) + max_distance
-'''),
-    Case("relative_positions", "wrong", "clipped to [0, 2K] after the offset, not before", '''
-def relative_positions(n, max_distance):
-    pos = torch.arange(n)
-    return (pos[None, :] - pos[:, None] + max_distance).clamp(0, 2 * max_distance + 1)
-'''),
+    Mutation("relative_positions", "offsets i - j instead of j - i", {
+        "positions[None, :] - positions[:, None]": "positions[:, None] - positions[None, :]",
+    }),
+    Mutation("relative_positions", "no clipping", {
+        "offsets.clamp(-max_distance, max_distance) + max_distance": "offsets + max_distance",
+    }),
+    Mutation("relative_positions", "no + max_distance offset (negative indices)", {
+        "offsets.clamp(-max_distance, max_distance) + max_distance":
+            "offsets.clamp(-max_distance, max_distance)",
+    }),
+    Mutation("relative_positions", "float dtype", {
+        "torch.arange(n)": "torch.arange(n, dtype=torch.float32)",
+    }),
+    Mutation("relative_positions", "clipped to [0, 2K] after the offset, not before", {
+        "offsets.clamp(-max_distance, max_distance) + max_distance":
+            "(offsets + max_distance).clamp(0, 2 * max_distance + 1)",
+    }),
     Case("relative_positions", "right", "a double loop with min and max", '''
 def relative_positions(n, max_distance):
     table = torch.empty(n, n, dtype=torch.long)
@@ -121,100 +88,34 @@ def relative_positions(n, max_distance):
     return torch.clip(cols - rows, min=-max_distance, max=max_distance) + max_distance
 '''),
     # ------------------------------------------------------------------ apply_rope
-    Case("apply_rope", "wrong", "rotates the wrong way (sine sign flipped)", '''
-def apply_rope(x, positions=None):
-    n, d = x.shape[-2:]
-    if d % 2:
-        raise ValueError("odd d")
-    if positions is None:
-        positions = torch.arange(n)
-    theta = 10000.0 ** (-torch.arange(0, d, 2, dtype=x.dtype) / d)
-    angles = positions.to(x.dtype)[:, None] * theta
-    cos, sin = angles.cos(), angles.sin()
-    a, b = x[..., 0::2], x[..., 1::2]
-    return torch.stack((a * cos + b * sin, -a * sin + b * cos), dim=-1).flatten(-2)
-'''),
-    Case("apply_rope", "wrong", "half-split layout: pairs (i, i + d/2)", '''
-def apply_rope(x, positions=None):
-    n, d = x.shape[-2:]
-    if d % 2:
-        raise ValueError("odd d")
-    if positions is None:
-        positions = torch.arange(n)
-    theta = 10000.0 ** (-torch.arange(0, d, 2, dtype=x.dtype) / d)
-    angles = positions.to(x.dtype)[:, None] * theta
-    cos, sin = angles.cos(), angles.sin()
-    a, b = x[..., : d // 2], x[..., d // 2 :]
-    return torch.cat((a * cos - b * sin, a * sin + b * cos), dim=-1)
-'''),
-    Case("apply_rope", "wrong", "frequency exponent i / d with i the pair index", '''
-def apply_rope(x, positions=None):
-    n, d = x.shape[-2:]
-    if d % 2:
-        raise ValueError("odd d")
-    if positions is None:
-        positions = torch.arange(n)
-    theta = 10000.0 ** (-torch.arange(d // 2, dtype=x.dtype) / d)
-    angles = positions.to(x.dtype)[:, None] * theta
-    cos, sin = angles.cos(), angles.sin()
-    a, b = x[..., 0::2], x[..., 1::2]
-    return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2)
-'''),
-    Case("apply_rope", "wrong", "default positions start at 1", '''
-def apply_rope(x, positions=None):
-    n, d = x.shape[-2:]
-    if d % 2:
-        raise ValueError("odd d")
-    if positions is None:
-        positions = torch.arange(1, n + 1)
-    theta = 10000.0 ** (-torch.arange(0, d, 2, dtype=x.dtype) / d)
-    angles = positions.to(x.dtype)[:, None] * theta
-    cos, sin = angles.cos(), angles.sin()
-    a, b = x[..., 0::2], x[..., 1::2]
-    return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2)
-'''),
-    Case("apply_rope", "wrong", "hard-codes float32 (output buffer torch.zeros(x.shape))", '''
-def apply_rope(x, positions=None):
-    n, d = x.shape[-2:]
-    if d % 2:
-        raise ValueError("odd d")
-    if positions is None:
-        positions = torch.arange(n)
-    theta = 10000.0 ** (-torch.arange(0, d, 2) / d)
-    angles = positions[:, None] * theta
-    cos, sin = angles.cos(), angles.sin()
-    out = torch.zeros(x.shape)
-    out[..., 0::2] = x[..., 0::2] * cos - x[..., 1::2] * sin
-    out[..., 1::2] = x[..., 0::2] * sin + x[..., 1::2] * cos
-    return out
-'''),
-    Case("apply_rope", "wrong", "rotates x in place", '''
-def apply_rope(x, positions=None):
-    n, d = x.shape[-2:]
-    if d % 2:
-        raise ValueError("odd d")
-    if positions is None:
-        positions = torch.arange(n)
-    theta = 10000.0 ** (-torch.arange(0, d, 2, dtype=x.dtype) / d)
-    angles = positions.to(x.dtype)[:, None] * theta
-    cos, sin = angles.cos(), angles.sin()
-    a, b = x[..., 0::2].clone(), x[..., 1::2].clone()
-    x[..., 0::2] = a * cos - b * sin
-    x[..., 1::2] = a * sin + b * cos
-    return x
-'''),
-    Case("apply_rope", "wrong", "ignores the positions argument", '''
-def apply_rope(x, positions=None):
-    n, d = x.shape[-2:]
-    if d % 2:
-        raise ValueError("odd d")
-    positions = torch.arange(n)
-    theta = 10000.0 ** (-torch.arange(0, d, 2, dtype=x.dtype) / d)
-    angles = positions.to(x.dtype)[:, None] * theta
-    cos, sin = angles.cos(), angles.sin()
-    a, b = x[..., 0::2], x[..., 1::2]
-    return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2)
-'''),
+    Mutation("apply_rope", "rotates the wrong way (sine sign flipped)", {
+        "(x_even * cos - x_odd * sin, x_even * sin + x_odd * cos)":
+            "(x_even * cos + x_odd * sin, -x_even * sin + x_odd * cos)",
+    }),
+    Mutation("apply_rope", "half-split layout: pairs (i, i + d/2)", {
+        "x[..., 0::2], x[..., 1::2]": "x[..., : d // 2], x[..., d // 2 :]",
+        "rotated = torch.stack(": "rotated = torch.cat(",
+        "return rotated.flatten(-2)": "return rotated",
+    }),
+    Mutation("apply_rope", "frequency exponent i / d with i the pair index", {
+        "torch.arange(0, d, 2, dtype=x.dtype, device=x.device)":
+            "torch.arange(d // 2, dtype=x.dtype, device=x.device)",
+    }),
+    Mutation("apply_rope", "default positions start at 1", {
+        "torch.arange(n, device=x.device)": "torch.arange(1, n + 1, device=x.device)",
+    }),
+    Mutation("apply_rope", "hard-codes float32 (output buffer torch.zeros(x.shape))", {
+        "return rotated.flatten(-2)":
+            "out = torch.zeros(x.shape)\n"
+            "    out[...] = rotated.flatten(-2)\n"
+            "    return out",
+    }),
+    Mutation("apply_rope", "rotates x in place", {
+        "return rotated.flatten(-2)": "return x.copy_(rotated.flatten(-2))",
+    }),
+    Mutation("apply_rope", "ignores the positions argument", {
+        "if positions is None:\n        positions = ": "positions = ",
+    }),
     Case("apply_rope", "right", "complex numbers with torch.view_as_complex and torch.polar", '''
 def apply_rope(x, positions=None):
     n, d = x.shape[-2], x.shape[-1]
