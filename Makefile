@@ -79,7 +79,7 @@ new: $(VENV)/.installed
 	@test -n "$(NB)" || (echo 'usage: make new NB=10_topic TITLE="Title"' && exit 2)
 	$(PYTHON) -m instructor.new_notebook $(NB) --title "$(TITLE)"
 	$(MAKE) execute NB=$(NB)
-	$(MAKE) release
+	cd autograder && nbgrader generate_assignment $(NB) --force
 	$(MAKE) readme
 
 benchmark: $(VENV)/.installed

@@ -103,6 +103,152 @@ def test_closing_sections(assignment: str) -> None:
     assert "further reading" in headings, "a '## Further reading' section is missing"
 
 
+# The skeleton every notebook follows (CONTRIBUTING.md, "Anatomy of a notebook"):
+#
+#   # NN · Title                                   the badge cell's only heading
+#   ## 1 · Section title                           sections, numbered 1, 2, ... in order
+#   ### Any subsection title                       unnumbered
+#   ### Exercise 1 · `function_name` (3 points)    numbered through the notebook, the last
+#                                                  heading before the function's solution cell
+#   ## Summary                                     the last cell but one, a cell of its own
+#   ## Further reading                             the last cell, a cell of its own
+HEADING = re.compile(r"(#{1,6})\s+(.*?)\s*#*\s*")
+SECTION = re.compile(r"(?P<number>\d+) · (?P<title>\S.*)")
+EXERCISE = re.compile(r"Exercise (?P<number>\d+) · `(?P<name>[^`]+)` \((?P<points>\d+) points?\)")
+CLOSING = ("Summary", "Further reading")
+
+
+def headings(cell: nbformat.NotebookNode) -> list[tuple[int, str]]:
+    """(level, text) of every markdown heading of a cell, fenced code blocks excepted."""
+    if cell.cell_type != "markdown":
+        return []
+    found, fenced = [], False
+    for line in cell.source.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        match = None if fenced else HEADING.fullmatch(line)
+        if match:
+            found.append((len(match.group(1)), match.group(2)))
+    return found
+
+
+def points_text(points: int) -> str:
+    return f"{points} point{'s' if points != 1 else ''}"
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_heading_levels(assignment: str) -> None:
+    """One title (in the badge cell), ``##`` sections, ``###`` subsections and exercises."""
+    cells = load(assignment).cells
+    title = [text for _, text in headings(cells[0])]
+    assert headings(cells[0]) == [(1, COURSE.notebook(assignment).heading[2:])], (
+        f"the badge cell's only heading is the title {COURSE.notebook(assignment).heading!r}; "
+        f"it has {title}: move any other heading into a cell of its own"
+    )
+    for cell in cells[1:]:
+        for level, text in headings(cell):
+            assert level in (2, 3), (
+                f"cell {cell.id}: {'#' * level} {text!r} is a level-{level} heading: below the "
+                "title use '## N · Section' for sections and '### ...' for subsections and "
+                "exercises (no '#' and no '####')"
+            )
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_sections_are_numbered(assignment: str) -> None:
+    cells = load(assignment).cells
+    sections = [
+        (cell.id, text)
+        for cell in cells[1:]
+        for level, text in headings(cell)
+        if level == 2 and text not in CLOSING
+    ]
+    assert sections, "the notebook has no '## 1 · Section title' section"
+    for expected, (cell_id, text) in enumerate(sections, start=1):
+        match = SECTION.fullmatch(text)
+        assert match, (
+            f"cell {cell_id}: section heading '## {text}' must read '## {expected} · Title' "
+            "(number, a space, a middle dot '·', a space, the title; only Summary and "
+            "Further reading are unnumbered)"
+        )
+        assert int(match.group("number")) == expected, (
+            f"cell {cell_id}: section '## {text}' is section {expected}: number the sections "
+            "1, 2, 3, ... in order"
+        )
+        assert not match.group("title").startswith("Exercise"), (
+            f"cell {cell_id}: '## {text}': an exercise is a '### Exercise N · `name` (P points)' "
+            "heading inside a section; give the section a title of its own"
+        )
+    first = next(level for cell in cells[1:] for level, _ in headings(cell))
+    assert first == 2, "the first heading after the title is a section: '## 1 · Title'"
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_exercise_headings(assignment: str) -> None:
+    """``### Exercise N · `name` (P points)``: the last heading before each solution cell,
+    numbered through the notebook, naming the function and its points (course.toml's)."""
+    entry = COURSE.notebook(assignment)
+    count = 0
+    pending: str | None = None  # the last exercise heading, until its solution cell
+    last: str | None = None  # the last heading seen
+    for cell in load(assignment).cells[1:]:
+        for level, text in headings(cell):
+            if level == 3 and text.lower().startswith("exercise"):
+                assert pending is None, (
+                    f"'### {pending}' has no solution cell before the next exercise heading: "
+                    "an exercise heading stands right before its own solution cell"
+                )
+                count += 1
+                pending = text
+                assert EXERCISE.fullmatch(text), (
+                    f"cell {cell.id}: '### {text}' must read "
+                    f"'### Exercise {count} · `function_name` (P points)'"
+                )
+            elif level == 3:
+                assert not re.match(r"\d", text), (
+                    f"cell {cell.id}: subsection '### {text}' is numbered: only sections and "
+                    "exercises carry numbers; write '### Title'"
+                )
+            last = text
+        if not anatomy.is_solution_cell(cell):
+            continue
+        name = anatomy.grade_id(cell)
+        number = count if pending is not None else count + 1
+        want = f"Exercise {number} · `{name}` ({points_text(entry.exercise(name).points)})"
+        assert pending is not None and last == pending, (
+            f"the solution cell of {name} needs the heading '### {want}' in a markdown cell "
+            f"above it, as the last heading before it (the last one now is {last!r})"
+        )
+        match = EXERCISE.fullmatch(pending)
+        assert (int(match["number"]), match["name"], int(match["points"])) == (
+            number,
+            name,
+            entry.exercise(name).points,
+        ), (
+            f"'### {pending}' must read '### {want}': exercises are numbered 1, 2, 3, ... "
+            "through the notebook, name the function of the solution cell below, and give its "
+            "points as course.toml does"
+        )
+        pending = None
+    assert pending is None, f"'### {pending}' is not followed by a solution cell"
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_summary_and_further_reading_close_the_notebook(assignment: str) -> None:
+    cells = load(assignment).cells
+    for cell, title in zip(cells[-2:], CLOSING, strict=True):
+        assert cell.cell_type == "markdown" and headings(cell) == [(2, title)], (
+            f"the last two cells are two markdown cells, '## Summary' then '## Further "
+            f"reading', each with no other heading; cell {cell.id} is a {cell.cell_type} cell "
+            f"with the headings {[text for _, text in headings(cell)]}: split or move them"
+        )
+        assert cell.source.startswith(f"## {title}"), (
+            f"cell {cell.id} starts with its heading '## {title}'"
+        )
+    others = [c.id for c in cells[:-2] for _, text in headings(c) if text in CLOSING]
+    assert not others, f"cells {others} hold a second Summary or Further reading heading"
+
+
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_graded_cells_follow_the_contract(assignment: str) -> None:
     cells = load(assignment).cells
