@@ -100,29 +100,48 @@ def time_notebook(assignment: str, repeats: int) -> NotebookTiming:
     )
 
 
+def _kept_rows(path: Path, measured: set[str]) -> dict[str, str]:
+    """Rows of an existing table for notebooks not measured now (``notebooks NN`` updates
+    only its own rows)."""
+    if not path.exists():
+        return {}
+    rows = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if line.startswith("| ") and len(cells) in (5, 6) and cells[0] in registry.load().ids:
+            if cells[0] not in measured:
+                rows[cells[0]] = line
+    return rows
+
+
 def write_table(timings: list[NotebookTiming], path: Path, repeats: int) -> str:
-    """Write the markdown table of ``timings`` to ``path`` and return it."""
+    """Write the markdown table of ``timings`` to ``path``, keeping the rows of other
+    notebooks measured before, and return it."""
     import os
     import platform
 
     import torch
 
+    today = f"{datetime.now():%Y-%m-%d}"
     lines = [
         "# Notebook timings",
         "",
-        f"Measured by `make benchmark` on {datetime.now():%Y-%m-%d}: {os.cpu_count()} cores, "
+        f"Measured by `make benchmark` (each row on the date it gives): {os.cpu_count()} cores, "
         f"Python {platform.python_version()}, torch {torch.__version__}; median of {repeats} "
         f"run(s). Target: each notebook executes in at most {TARGET_SECONDS:.0f} s.",
         "",
         "| notebook | execute (s, kernel start included) | cells only (s) | autograde one "
-        "submission (s) | within target |",
-        "| --- | ---: | ---: | ---: | :---: |",
+        "submission (s) | within target | measured |",
+        "| --- | ---: | ---: | ---: | :---: | --- |",
     ]
+    rows = _kept_rows(path, {t.assignment for t in timings})
     for t in timings:
         ok = "yes" if t.execute <= TARGET_SECONDS else "**no**"
-        lines.append(
-            f"| {t.assignment} | {t.execute:.1f} | {t.cells:.1f} | {t.autograde:.1f} | {ok} |"
+        rows[t.assignment] = (
+            f"| {t.assignment} | {t.execute:.1f} | {t.cells:.1f} | {t.autograde:.1f} | {ok} "
+            f"| {today} |"
         )
+    lines += [rows[notebook] for notebook in registry.load().ids if notebook in rows]
     table = "\n".join(lines) + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(table, encoding="utf-8")
