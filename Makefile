@@ -7,7 +7,7 @@ PYTHON := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 
-.PHONY: help lab test lint format execute release readme new benchmark grade clean system-packages
+.PHONY: help lab test lint format execute release readme site new benchmark grade clean system-packages
 
 help:
 	@echo "make lab        open the course in JupyterLab (creates .venv the first time)"
@@ -15,6 +15,7 @@ help:
 	@echo "make execute NB=01_vector_sets   re-run a solution notebook, storing its outputs"
 	@echo "make release    regenerate notebooks/ from solutions/ (nbgrader generate_assignment)"
 	@echo "make readme     regenerate the README's course table from course.toml"
+	@echo "make site       the course as a static website -> _site/ (open _site/index.html)"
 	@echo "make new NB=10_topic TITLE=\"Title\"   a new notebook from the template"
 	@echo "make grade A=\"01_vector_sets 02_soft_select\"   grade every submission (sandboxed, parallel)"
 	@echo "make benchmark  time every notebook and its autograde -> benchmarks/notebooks.md,"
@@ -72,6 +73,11 @@ release: $(VENV)/.installed
 # The README's course table, from the registry (course.toml).
 readme: $(VENV)/.installed
 	$(PYTHON) -m instructor.readme
+
+# The course as a static website for self-learners: the student's view of every notebook,
+# with the stored outputs (nothing is executed), built by Sphinx + MyST-NB into _site/.
+site: $(VENV)/.installed
+	$(PYTHON) -m instructor.site
 
 # A new notebook from the template: solution notebook, registry entry, grading-cases stub,
 # executed and released. Usage: make new NB=10_transformer TITLE="The Transformer block"

@@ -1,0 +1,317 @@
+"""The course website (``make site``), checked in a real browser.
+
+Builds the site once into a temporary folder, serves it with ``http.server`` on a free
+loopback port and opens the landing page and every notebook's page in Debian's Chromium
+through Playwright (no browser download). Every request that leaves the loopback server
+is blocked and counted: the pages must load nothing from elsewhere. On each page:
+
+- the math is typeset by the site's own MathJax (no raw ``\\(...\\)`` or ``$...$`` left);
+- at least one figure has loaded;
+- a notebook's page has an "Open in Colab" link to its student notebook;
+- nothing of the instructor's shows: no solution or hidden-test marker, and no line of a
+  reference solution that the student notebook does not also hold.
+
+And the site's search finds "sinusoidal" in notebook 05. A screenshot of notebook 05's
+page goes to ``tests/artifacts/website.png`` (``docs/website.png``, the README's, is a
+copy). Skips, saying why, without
+``/usr/bin/chromium`` or the ``playwright`` package.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from instructor import anatomy, colab, registry
+from instructor.paths import COURSE_ROOT
+from support.studentview import (
+    ARTIFACTS,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    browser_skip_reason,
+    free_port,
+)
+
+pytestmark = pytest.mark.xdist_group("site")
+
+IDS = registry.load().ids
+# Like test_browser.py's jupyterlab.png: written to tests/artifacts/ (git-ignored), and
+# copied by hand to docs/website.png, the README's, when the page changes.
+SCREENSHOT = ARTIFACTS / "website.png"
+SCREENSHOT_PAGE = "05_positional_encoding"
+SEARCH_TERM, SEARCH_PAGE = "sinusoidal", "05_positional_encoding"
+TIMEOUT_MS = 60_000
+COLAB = re.compile(
+    r"https://colab\.research\.google\.com/github/[\w.-]+/[\w.-]+/blob/[\w./-]+/"
+    r"notebooks/(?P<a>[\w-]+)/(?P<b>[\w-]+)\.ipynb"
+)
+MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS")
+# MathJax 2 adds hidden MathML for screen readers; its CSS names MathJax's TeX fonts, which
+# jupyter-server-mathjax does not ship (the typeset math uses its STIX-Web fonts). Chromium
+# asks for them for the hidden copy only: a 404 there changes nothing on screen.
+HIDDEN_MATHML_FONTS = "/_static/mathjax/fonts/HTML-CSS/TeX/otf/"
+
+
+def solution_lines(notebook_id: str) -> set[str]:
+    """The lines of the reference solutions (stripped, longer than 20 characters) that the
+    student notebook does not also hold: none of them may appear on the site."""
+    released = anatomy.read_released(notebook_id)
+    student = {
+        line.strip() for cell in released.cells for line in cell.source.splitlines() if line.strip()
+    }
+    return {
+        line.strip()
+        for cell in anatomy.solution_cells(anatomy.read_solution(notebook_id))
+        for line in cell.source.splitlines()
+        if len(line.strip()) > 20 and line.strip() not in student
+    }
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args) -> None:  # noqa: A002
+        pass
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    """The site, built once from the checkout."""
+    work = tmp_path_factory.mktemp("site")
+    command = [sys.executable, "-m", "instructor.site", "--output", str(work / "out")]
+    command += ["--workdir", str(work / "build")]
+    built = subprocess.run(command, cwd=COURSE_ROOT, capture_output=True, text=True)
+    assert built.returncode == 0, built.stdout + built.stderr
+    return work / "out"
+
+
+@pytest.fixture(scope="module")
+def server(built):
+    handler = functools.partial(QuietHandler, directory=str(built))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+    thread.join()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    reason = browser_skip_reason()
+    if reason:
+        pytest.skip(f"browser test skipped: {reason}")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+class Visit:
+    """A page opened with every request off the loopback server blocked and noted."""
+
+    def __init__(self, browser, server: str, path: str) -> None:
+        self.outside: list[str] = []
+        self.failed: list[str] = []
+        self.page = browser.new_page(viewport={"width": 1280, "height": 900})
+        self.page.set_default_timeout(TIMEOUT_MS)
+        self.page.route("**/*", self._route(server))
+        self.page.on(
+            "response",
+            lambda r: (
+                self.failed.append(f"{r.status} {r.url}")
+                if r.status >= 400 and HIDDEN_MATHML_FONTS not in r.url
+                else None
+            ),
+        )
+        self.page.goto(f"{server}/{path}", wait_until="load")
+
+    def _route(self, server: str):
+        def route(route) -> None:
+            url = route.request.url
+            if url.startswith(server + "/") or url.startswith("data:"):
+                route.continue_()
+            else:
+                self.outside.append(url)
+                route.abort()
+
+        return route
+
+    def typeset(self) -> None:
+        """Wait until MathJax (2.7) has typeset the page."""
+        self.page.wait_for_function("() => window.MathJax && window.MathJax.Hub")
+        self.page.evaluate("() => new Promise(done => MathJax.Hub.Queue(() => done(true)))")
+
+    def math(self) -> dict:
+        """How the page's math came out: Sphinx's math elements, how many MathJax typeset,
+        the TeX errors, and the paragraphs that still show TeX delimiters."""
+        return self.page.evaluate(
+            r"""() => {
+              const math = [...document.querySelectorAll('article .math.nohighlight')];
+              const typeset = math.filter(m => m.querySelector(
+                'script[type^="math/tex"]') && m.querySelector('.MathJax, .MathJax_Display'));
+              const raw = [];
+              for (const p of document.querySelectorAll('article p, article li, article td')) {
+                const copy = p.cloneNode(true);
+                copy.querySelectorAll('code, pre, script').forEach(e => e.remove());
+                const text = copy.textContent;
+                if (/\\\(|\\\[|\$[^$\s][^$]*\$/.test(text)) raw.push(text.slice(0, 120));
+              }
+              return {
+                count: math.length,
+                typeset: typeset.length,
+                errors: document.querySelectorAll('.MathJax .merror, .MathJax_Error').length,
+                raw: raw,
+              };
+            }"""
+        )
+
+    def figures(self) -> int:
+        return self.page.evaluate(
+            """() => [...document.querySelectorAll('article img')].filter(
+                 img => img.src.includes('/_images/') && img.complete && img.naturalWidth > 0
+               ).length"""
+        )
+
+    def colab_links(self) -> list[str]:
+        return self.page.eval_on_selector_all(
+            "a[href*='colab.research.google.com']", "links => links.map(a => a.href)"
+        )
+
+    def text(self) -> str:
+        return self.page.evaluate("() => document.body.innerText")
+
+    def close(self) -> None:
+        self.page.close()
+
+
+def check_common(visit: Visit, *, leaked: set[str]) -> None:
+    math = visit.math()
+    assert math["count"] > 0, "no math on the page"
+    assert math["typeset"] == math["count"], f"MathJax typeset {math['typeset']} of {math}"
+    assert math["errors"] == 0, "MathJax reports TeX errors"
+    assert not math["raw"], f"paragraphs with untypeset TeX: {math['raw']}"
+    assert visit.figures() > 0, "no figure loaded"
+    text = visit.text()
+    for marker in MARKERS:
+        assert marker not in text
+    shown = [line for line in leaked if line in text]
+    assert not shown, f"lines of the reference solutions on the page: {shown[:5]}"
+    assert not visit.outside, f"requests off the site (blocked): {visit.outside}"
+    assert not visit.failed, f"requests that failed: {visit.failed}"
+
+
+@pytest.fixture(scope="module")
+def all_solution_lines() -> set[str]:
+    return set().union(*(solution_lines(notebook_id) for notebook_id in IDS))
+
+
+def test_landing_page(browser, server, all_solution_lines) -> None:
+    visit = Visit(browser, server, "index.html")
+    try:
+        visit.typeset()
+        check_common(visit, leaked=all_solution_lines)
+        text = visit.text()
+        course = registry.load()
+        for notebook in course.notebooks:
+            assert notebook.title in text
+            assert f"{notebook.minutes} min" in text
+        assert "make lab" in text and "docs/instructors.md" in text
+        # the notebooks in the registry's order, each with its Colab link
+        assert [text.index(n.title) for n in course.notebooks] == sorted(
+            text.index(n.title) for n in course.notebooks
+        )
+        assert set(visit.colab_links()) >= {colab.colab_url(i) for i in IDS}
+    except Exception:
+        visit.page.screenshot(path=str(failure_shot("index")), full_page=True)
+        raise
+    finally:
+        visit.close()
+
+
+@pytest.mark.parametrize("notebook_id", IDS)
+def test_notebook_page(browser, server, all_solution_lines, notebook_id) -> None:
+    visit = Visit(browser, server, f"{notebook_id}/{notebook_id}.html")
+    try:
+        visit.typeset()
+        check_common(visit, leaked=all_solution_lines)
+        assert registry.load().notebook(notebook_id).title in visit.page.title()
+        links = visit.colab_links()
+        assert links, "no Colab link"
+        for link in links:
+            match = COLAB.fullmatch(link)
+            assert match and match["a"] == match["b"] == notebook_id, link
+        assert colab.colab_url(notebook_id) in links
+        # the exercises are stubs
+        assert "raise NotImplementedError()" in visit.text()
+        if notebook_id == SCREENSHOT_PAGE:
+            save_screenshot(visit.page)
+    except Exception:
+        visit.page.screenshot(path=str(failure_shot(notebook_id)), full_page=True)
+        raise
+    finally:
+        visit.close()
+
+
+def test_search_finds_a_term_of_notebook_05(browser, server) -> None:
+    visit = Visit(browser, server, f"search.html?q={SEARCH_TERM}")
+    try:
+        visit.page.wait_for_selector("#search-results ul.search li a")
+        hrefs = visit.page.eval_on_selector_all(
+            "#search-results ul.search li a", "links => links.map(a => a.href)"
+        )
+        assert any(f"{SEARCH_PAGE}/{SEARCH_PAGE}.html" in href for href in hrefs), hrefs
+        assert not visit.outside, f"requests off the site (blocked): {visit.outside}"
+    except Exception:
+        visit.page.screenshot(path=str(failure_shot("search")), full_page=True)
+        raise
+    finally:
+        visit.close()
+
+
+def test_no_file_of_the_site_holds_instructor_text(built) -> None:
+    """Every text file of the site (HTML, the search index, the downloadable notebooks)."""
+    suffixes = {".html", ".js", ".ipynb", ".txt", ".json", ".md"}
+    files = [
+        path
+        for path in built.rglob("*")
+        if path.suffix in suffixes and "mathjax" not in path.relative_to(built).parts[:2]
+    ]
+    assert files
+    for path in files:
+        text = path.read_text(errors="replace")
+        for marker in MARKERS:
+            assert marker not in text, f"{marker!r} in {path.relative_to(built)}"
+    for notebook_id in IDS:
+        notebook = json.loads(
+            (built / "_sources" / notebook_id / f"{notebook_id}.ipynb").read_text()
+        )
+        sources = "\n".join("".join(cell["source"]) for cell in notebook["cells"])
+        shown = [line for line in solution_lines(notebook_id) if line in sources]
+        assert not shown, f"{notebook_id}: reference solution lines: {shown[:5]}"
+
+
+def save_screenshot(page) -> None:
+    """Notebook 05's first exercise: its prose and math, the exercise as a stub, and the
+    figure of the solution's stored output."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.set_viewport_size({"width": 1280, "height": 1350})
+    page.locator("article h3", has_text="Exercise 1").first.evaluate(
+        "h => window.scrollTo(0, h.getBoundingClientRect().top + window.scrollY - 70)"
+    )
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(SCREENSHOT))
+
+
+def failure_shot(name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS / f"site_failed_{name}.png"
