@@ -46,12 +46,16 @@ class Case:
             score full marks.
         name: what the answer does, in a few words (becomes the student id and test id).
         source: the whole new source of the solution cell.
+        message: for a wrong answer, a phrase the student must see in the output of that
+            function's first test cell (the diagnostic written for this mistake); ``None``
+            where no particular message is promised.
     """
 
     function: str
     kind: Literal["wrong", "right"]
     name: str
     source: str
+    message: str | None = None
 
     @property
     def student(self) -> str:
@@ -72,12 +76,15 @@ class Mutation:
         name: the mistake, in a few words.
         edits: ``{old: new}``; each ``old`` must occur exactly once in the reference (add
             context until it does), and is replaced by ``new``.
+        message: a phrase the student must see in the output of that function's first
+            test cell (see ``Case.message``).
         kind: always ``"wrong"`` (a mutation that is right is a ``Case``).
     """
 
     function: str
     name: str
     edits: dict[str, str] = field(hash=False)
+    message: str | None = None
     kind: Literal["wrong"] = "wrong"
 
     def apply(self, reference: str) -> Case:
@@ -97,7 +104,7 @@ class Mutation:
             raise MutationError(
                 f"mutation {self.name!r} of {self.function} is not valid Python: {error}"
             ) from None
-        return Case(self.function, "wrong", self.name, source)
+        return Case(self.function, "wrong", self.name, source, self.message)
 
 
 def reference_solutions(assignment: str) -> dict[str, str]:

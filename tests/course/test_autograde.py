@@ -189,6 +189,38 @@ def test_case_is_graded_as_expected(
         )
 
 
+MESSAGE_CASES = [
+    pytest.param(
+        a, b, sub.student, case, id=f"{a}-{case.student}", marks=pytest.mark.xdist_group(f"{a}-{b}")
+    )
+    for a, b, submissions in BATCHES
+    for sub in submissions
+    for case in sub.cases
+    if case.message
+]
+
+
+@pytest.mark.parametrize(("assignment", "batch", "student", "case"), MESSAGE_CASES)
+def test_wrong_answer_gets_its_message(
+    assignment: str, batch: int, student: str, case: Case, graded_course
+) -> None:
+    """The diagnostic written for a mistake is what a student who makes it reads: the
+    visible part of the function's first test cell fails with that message."""
+    notebook = graded_course(assignment, batch).autograded(student)
+    first = next(
+        cell
+        for cell in anatomy.test_cells(notebook)
+        if anatomy.tests_of(case.function, [anatomy.grade_id(cell)])
+    )
+    shown = "\n".join(
+        output.get("evalue", "") + output.get("text", "") for output in first.get("outputs", [])
+    )
+    assert case.message in shown, (
+        f"{case.name}: the student should read {case.message!r}, but the first test cell of "
+        f"{case.function} shows:\n{shown[-1500:]}"
+    )
+
+
 @pytest.mark.parametrize(
     ("assignment", "batch", "submission"),
     [

@@ -57,3 +57,8 @@ def test_pack_keeps_dependent_answers_apart() -> None:
         assert len(functions) == len(set(functions))
         assert not {"softmax", "soft_select"} <= set(functions)
     assert sum(len(s.cases) for s in submissions) == 4
+
+
+def test_a_mutation_carries_its_promised_message() -> None:
+    mutation = Mutation("f", "dim 0", {"dim=-1": "dim=0"}, message="over the wrong axis")
+    assert mutation.apply(REFERENCE).message == "over the wrong axis"
