@@ -27,6 +27,7 @@ from pathlib import Path
 
 import nbformat
 
+from instructor import anatomy
 from instructor.classroom.grade import ClassGrader
 from instructor.paths import BENCHMARKS
 from instructor.scratch_course import ScratchCourse, nbgrader_env
@@ -61,15 +62,15 @@ def _notebook(course: ScratchCourse, kind: str) -> nbformat.NotebookNode | str:
             c for c in notebook.cells if not c.metadata.get("nbgrader", {}).get("grade")
         ]
         return notebook
-    first = True
-    for cell in notebook.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if meta.get("solution"):
-            name = meta["grade_id"]
-            useless = f"def {name}(*args, **kwargs):\n    return torch.zeros(1)\n"
-            cell.source = (PATCHED if first else "import torch\n") + useless
-            first = False
-    return notebook
+    names = [anatomy.grade_id(cell) for cell in anatomy.solution_cells(notebook)]
+    return anatomy.complete(
+        notebook,
+        {
+            name: ("import torch\n" if index else PATCHED)
+            + f"def {name}(*args, **kwargs):\n    return torch.zeros(1)\n"
+            for index, name in enumerate(names)
+        },
+    )
 
 
 def build_class(root: Path, students: int) -> dict[str, ScratchCourse]:
@@ -99,7 +100,7 @@ def bare_execution(notebook: nbformat.NotebookNode, repeats: int) -> tuple[float
         marks: dict[str, float] = {}
 
         def after(cell, cell_index, execute_reply, marks=marks):  # noqa: ANN001 - nbclient hook
-            if "start_notebook(" in cell.source:
+            if anatomy.has_tag(cell, anatomy.IMPORTS_TAG):
                 marks["imports_done"] = time.perf_counter()
 
         client = NotebookClient(

@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         feedback=not args.no_feedback,
     )
     summaries = grader.grade(args.assignments)
-    return 1 if any(s.get("error") for s in summaries) else 0
+    return 1 if any(s.error for s in summaries) else 0
 
 
 if __name__ == "__main__":

@@ -23,7 +23,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,38 +33,25 @@ from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
 
+from instructor import anatomy
 from instructor.paths import SOLUTIONS
 
-from .integrity import is_test_cell
+from .guard import REPORT_PREFIX
+from .records import ExecutionResult, ZeroedTest
 from .sandbox import Limits, isolation, sandbox_command, sandbox_uid
 
-__all__ = ["ExecutionResult", "execute_notebook"]
-
-GUARD_PREFIX = "__grader_guard__ "
+__all__ = ["execute_notebook", "unexecuted"]
 
 
-@dataclass
-class ExecutionResult:
-    """What one notebook's execution produced (plain data: it travels back from a worker)."""
+@dataclass(frozen=True)
+class GuardedTest:
+    """A test cell between its two guard cells in the guarded notebook."""
 
-    notebook: dict[str, Any]
-    outcome: str = "ok"
-    """``ok``, ``time limit``, ``kernel died`` or ``grader error``."""
-    detail: str = ""
-    isolation: str = "none"
-    zeroed: dict[str, str] = field(default_factory=dict)
-    """test cell -> why the grader scored it 0."""
-    restored: list[str] = field(default_factory=list)
-    """Replacements found (and undone) before a test."""
-    events: list[str] = field(default_factory=list)
-    """What the kernel's audit hook saw (connections, subprocesses, writes outside its copy)."""
-    truncated_cells: list[int] = field(default_factory=list)
-    seconds: float = 0.0
-    kernel_seconds: float = 0.0
-    """Kernel start, guard set-up (which imports torch) and the notebook's imports cell."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    test: str
+    at: int
+    """The test cell's index in the guarded notebook (its guards: ``at - 1``, ``at + 1``)."""
+    pre_nonce: str
+    post_nonce: str
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -120,16 +107,16 @@ class GradingClient(NotebookClient):
         return super().output(outs, msg, display_id, cell_index)
 
 
-def _with_guards(nb: NotebookNode) -> tuple[NotebookNode, dict[int, dict]]:
+def _with_guards(nb: NotebookNode) -> tuple[NotebookNode, list[GuardedTest]]:
     """A copy of ``nb`` with a guard cell before and after every test cell."""
     guarded = nbformat.from_dict(json.loads(json.dumps(nb)))
     cells = []
-    plan: dict[int, dict] = {}
+    plan: list[GuardedTest] = []
     for index, cell in enumerate(guarded.cells):
-        if is_test_cell(cell):
-            test = cell.metadata["nbgrader"]["grade_id"]
+        if anatomy.is_test_cell(cell):
+            test = anatomy.grade_id(cell)
             nonces = (secrets.token_hex(8), secrets.token_hex(8))
-            plan[index] = {"test": test, "nonces": nonces, "at": len(cells) + 1}
+            plan.append(GuardedTest(test, len(cells) + 1, *nonces))
             for phase, nonce in zip(("pre", "post"), nonces, strict=True):
                 guard = nbformat.v4.new_code_cell(
                     f"__grader_guard__.check({phase!r}, {test!r}, {nonce!r})"
@@ -150,9 +137,9 @@ def _guard_report(cell: NotebookNode, nonce: str) -> dict | None:
     for output in cell.get("outputs", []):
         if output.get("output_type") == "stream" and output.get("name") == "stdout":
             for line in output.get("text", "").splitlines():
-                if line.startswith(GUARD_PREFIX):
+                if line.startswith(REPORT_PREFIX):
                     try:
-                        report = json.loads(line[len(GUARD_PREFIX) :])
+                        report = json.loads(line[len(REPORT_PREFIX) :])
                     except ValueError:
                         continue
                     if report.get("nonce") == nonce:
@@ -203,8 +190,21 @@ async def _run(client: GradingClient, km: SandboxedKernelManager, limits: Limits
     return "ok"
 
 
-def execute_notebook(notebook: dict[str, Any], name: str, limits: Limits | None = None) -> dict:
-    """Execute a sanitised notebook in a sandboxed kernel; return :class:`ExecutionResult` data.
+def unexecuted(notebook: NotebookNode, outcome: str, reason: str) -> ExecutionResult:
+    """The result of a notebook that could not be executed: every test cell scores 0."""
+    nb = nbformat.from_dict(json.loads(json.dumps(notebook)))
+    zeroed = []
+    for cell in nb.cells:
+        if anatomy.is_test_cell(cell):
+            cell.outputs = [_error_output(reason)]
+            zeroed.append(ZeroedTest(anatomy.grade_id(cell), reason))
+    return ExecutionResult(dict(nb), outcome=outcome, detail=reason, zeroed=tuple(zeroed))
+
+
+def execute_notebook(
+    notebook: dict[str, Any], name: str, limits: Limits | None = None
+) -> ExecutionResult:
+    """Execute a sanitised notebook in a sandboxed kernel.
 
     A failure of the grader's own machinery (not of the student's code) is tried once more
     in a fresh sandbox before it is recorded.
@@ -215,14 +215,14 @@ def execute_notebook(notebook: dict[str, Any], name: str, limits: Limits | None 
         limits: time, memory, process and output limits (defaults: :class:`Limits`).
     """
     result = _execute_once(notebook, name, limits or Limits())
-    if result["outcome"] == "grader error":
-        first = result["detail"]
+    if result.outcome == "grader error":
+        first = result.detail
         result = _execute_once(notebook, name, limits or Limits())
-        result["detail"] = (result["detail"] + f" (run twice: first {first})").strip()
+        result = replace(result, detail=(result.detail + f" (run twice: first {first})").strip())
     return result
 
 
-def _execute_once(notebook: dict[str, Any], name: str, limits: Limits) -> dict:
+def _execute_once(notebook: dict[str, Any], name: str, limits: Limits) -> ExecutionResult:
     start = time.perf_counter()
     nb = nbformat.from_dict(notebook)
     guarded, plan = _with_guards(nb)
@@ -233,7 +233,7 @@ def _execute_once(notebook: dict[str, Any], name: str, limits: Limits) -> dict:
     hidden: set[int] = set()
     first_code: dict[str, float] = {}
 
-    def record(cell: NotebookNode, cell_index: int, execute_reply: dict) -> None:
+    def note_reply(cell: NotebookNode, cell_index: int, execute_reply: dict) -> None:
         content = execute_reply.get("content", {})
         statuses[cell_index] = content.get("status", "")
         if content.get("status") == "error":
@@ -251,7 +251,7 @@ def _execute_once(notebook: dict[str, Any], name: str, limits: Limits) -> dict:
                         traceback=content.get("traceback") or [content.get("ename", "Error")],
                     )
                 )
-        if "start_notebook(" in cell.source and "seconds" not in first_code:
+        if anatomy.has_tag(cell, anatomy.IMPORTS_TAG) and "seconds" not in first_code:
             first_code["seconds"] = time.perf_counter() - start
 
     km = SandboxedKernelManager(workdir, limits, uid)
@@ -275,61 +275,76 @@ def _execute_once(notebook: dict[str, Any], name: str, limits: Limits) -> dict:
             *[f"--IPKernelApp.exec_lines={line}" for line in _start_lines(workdir)],
         ],
         resources={"metadata": {"path": str(workdir)}},
-        on_cell_executed=record,
+        on_cell_executed=note_reply,
     )
     km.kernel_spec.interrupt_mode = "message"  # signals do not cross into the sandbox
-    result = ExecutionResult(notebook={}, isolation=isolation())
+    detail = ""
     try:
-        result.outcome = asyncio.run(_run(client, km, limits))
+        outcome = asyncio.run(_run(client, km, limits))
     except Exception as error:  # noqa: BLE001 - any failure is a recorded outcome, not a crash
-        result.outcome = "grader error"
-        result.detail = f"{type(error).__name__}: {error}"
+        outcome = "grader error"
+        detail = f"{type(error).__name__}: {error}"
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    if result.outcome == "time limit":
-        result.detail = f"the notebook ran longer than {limits.wall_seconds:g} s and was stopped"
-    elif result.outcome == "kernel died":
-        result.detail = (
-            "the kernel died (memory or process limit, or the code ended its own process)"
-        )
-    _judge(guarded, plan, statuses, hidden, result, client)
+    if outcome == "time limit":
+        detail = f"the notebook ran longer than {limits.wall_seconds:g} s and was stopped"
+    elif outcome == "kernel died":
+        detail = "the kernel died (memory or process limit, or the code ended its own process)"
+    judgement = _judge(guarded, plan, statuses, hidden, outcome, detail)
     executed = [c for c in guarded.cells if "grader_guard" not in c.metadata]
     assert len(executed) == len(nb.cells)
     nb.cells = executed
-    result.notebook = dict(nb)
-    result.seconds = time.perf_counter() - start
-    result.kernel_seconds = first_code.get("seconds", 0.0)
-    return result.to_dict()
+    return ExecutionResult(
+        notebook=dict(nb),
+        outcome=outcome,
+        detail=detail,
+        isolation=isolation(),
+        zeroed=judgement.zeroed,
+        restored=judgement.restored,
+        events=judgement.events,
+        truncated_cells=tuple(sorted(client.truncated)),
+        seconds=time.perf_counter() - start,
+        kernel_seconds=first_code.get("seconds", 0.0),
+    )
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What the guards' reports and the kernel's replies say about the test cells."""
+
+    zeroed: tuple[ZeroedTest, ...]
+    restored: tuple[str, ...]
+    events: tuple[str, ...]
 
 
 def _judge(
     guarded: NotebookNode,
-    plan: dict[int, dict],
+    plan: list[GuardedTest],
     statuses: dict[int, str],
     hidden: set[int],
-    result: ExecutionResult,
-    client: GradingClient,
-) -> None:
+    outcome: str,
+    detail: str,
+) -> Judgement:
     """Add an error output to every test cell without evidence that it passed honestly."""
-    result.truncated_cells = sorted(client.truncated)
-    for entry in plan.values():
-        at = entry["at"]
-        test = entry["test"]
-        pre_nonce, post_nonce = entry["nonces"]
-        pre = _guard_report(guarded.cells[at - 1], pre_nonce)
-        post = _guard_report(guarded.cells[at + 1], post_nonce)
+    zeroed: list[ZeroedTest] = []
+    restored: list[str] = []
+    events: list[str] = []
+    for entry in plan:
+        at, test = entry.at, entry.test
+        pre = _guard_report(guarded.cells[at - 1], entry.pre_nonce)
+        post = _guard_report(guarded.cells[at + 1], entry.post_nonce)
         cell = guarded.cells[at]
         for report in (pre, post):
             if report:
-                result.events += [e for e in report["events"] if e not in result.events]
+                events += [e for e in report["events"] if e not in events]
         if pre:
-            result.restored += [f"{item} (before {test})" for item in pre["found"]]
+            restored += [f"{item} (before {test})" for item in pre["found"]]
         if post and post["found"]:
-            result.restored += [f"{item} (while {test} ran)" for item in post["found"]]
+            restored += [f"{item} (while {test} ran)" for item in post["found"]]
         reason = None
         if at not in statuses:
-            reason = f"{test} did not run ({result.outcome}: {result.detail})".rstrip(": )") + ")"
-            if result.outcome == "ok":
+            reason = f"{test} did not run ({outcome}: {detail})".rstrip(": )") + ")"
+            if outcome == "ok":
                 reason = f"{test} did not run"
         elif pre is None:
             reason = f"the grader's check before {test} did not run: its result cannot be trusted"
@@ -344,5 +359,6 @@ def _judge(
         elif any("background thread" in item for item in pre["found"]):
             reason = f"a background thread was running during {test}"
         if reason:
-            result.zeroed[test] = reason
+            zeroed.append(ZeroedTest(test, reason))
             cell.outputs.append(_error_output(reason))
+    return Judgement(tuple(zeroed), tuple(restored), tuple(events))

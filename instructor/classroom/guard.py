@@ -14,6 +14,12 @@ a wrong answer. The guard snapshots all of these when the kernel starts and the 
 An audit hook, installed first, refuses new audit hooks (they could run code inside a test)
 and records network connections, subprocesses and file opens outside the working folder.
 
+Each kind of thing is watched by its own watcher (:class:`ModuleWatch`, :class:`ClassWatch`,
+:class:`ShellWatch`, :class:`SysWatch`, :class:`ThreadWatch`), which snapshots it at
+:func:`install` and, at each :func:`check`, lists what differs (and puts it back);
+:class:`AuditLog` keeps what the audit hook saw between two checks. Only the standard
+library is imported here: the guard is imported into the kernel before anything else.
+
 This runs inside the sandbox with the student's code, so a submission written against this
 very guard could still defeat it; the README says so. It is a second line behind the things a
 student cannot reach: the sandbox, the test cells restored from the gradebook, and the
@@ -27,7 +33,10 @@ import os
 import sys
 import threading
 
-__all__ = ["check", "install"]
+__all__ = ["REPORT_PREFIX", "check", "install"]
+
+REPORT_PREFIX = "__grader_guard__ "
+"""Starts the line :func:`check` prints (the grader reads it: :mod:`.execute`)."""
 
 WATCHED_MODULES = (
     "builtins",
@@ -80,7 +89,7 @@ AUDITED = {
     "sys.addaudithook": "tried to add an audit hook (refused)",
 }
 
-_state: dict = {}
+_MISSING = object()
 
 
 def _watched_classes() -> list[type]:
@@ -99,113 +108,131 @@ def _shell():
     return get_ipython()
 
 
-def _audit(event: str, args: tuple) -> None:
-    if event == "sys.addaudithook":
-        _state["events"].append(AUDITED[event])
-        raise RuntimeError("the grader does not allow audit hooks")
-    if event in AUDITED:
-        detail = ""
-        if event == "socket.connect" and len(args) > 1:
-            detail = f" to {args[1]!r}"
-        _state["events"].append(AUDITED[event] + detail)
-    elif event == "open" and args and isinstance(args[0], str):
-        path = os.path.abspath(args[0])
-        mode = args[1] if len(args) > 1 and isinstance(args[1], str) else "r"
-        if not path.startswith(_state["allowed_prefixes"]) and any(c in mode for c in "wax+"):
-            _state["events"].append(f"opened {path} for writing")
-        elif path.startswith(_state["forbidden_prefixes"]):
-            _state["events"].append(f"opened {path}")
+def _module_of(function: object) -> str:
+    return getattr(function, "__module__", None) or ""
 
 
-def _snapshot() -> dict:
-    modules = {}
-    for name in WATCHED_MODULES:
-        module = sys.modules.get(name)
-        if module is not None:
-            modules[name] = (module, dict(vars(module)))
-    classes = {cls: dict(vars(cls)) for cls in _watched_classes()}
-    shell = _shell()
-    shell_state = {}
-    if shell is not None:
-        shell_state = {
-            "instance": {n: vars(shell)[n] for n in SHELL_METHODS if n in vars(shell)},
-            "classes": {cls: dict(vars(cls)) for cls in type(shell).__mro__[:-1]},
-            "lists": {n: list(getattr(shell, n, [])) for n in SHELL_LISTS},
-            "custom_exceptions": shell.custom_exceptions,
-            "events": {k: list(v) for k, v in shell.events.callbacks.items()},
-            "display_pub": shell.display_pub,
-            "displayhook": shell.displayhook,
-        }
-    return {
-        "modules": modules,
-        "classes": classes,
-        "shell": shell_state,
-        "sys": {n: getattr(sys, n) for n in SYS_HOOKS},
-        "meta_path": list(sys.meta_path),
-        "threads": {t.ident for t in threading.enumerate()},
-    }
+class AuditLog:
+    """The audit hook's findings since the last check (network, processes, file writes)."""
+
+    def __init__(self, workdir: str, forbidden: tuple[str, ...]) -> None:
+        self.events: list[str] = []
+        self.allowed_prefixes = (os.path.abspath(workdir), "/dev/")
+        self.forbidden_prefixes = tuple(forbidden) or ("\0",)
+
+    def hook(self, event: str, args: tuple) -> None:
+        if event == "sys.addaudithook":
+            self.events.append(AUDITED[event])
+            raise RuntimeError("the grader does not allow audit hooks")
+        if event in AUDITED:
+            detail = ""
+            if event == "socket.connect" and len(args) > 1:
+                detail = f" to {args[1]!r}"
+            self.events.append(AUDITED[event] + detail)
+        elif event == "open" and args and isinstance(args[0], str):
+            path = os.path.abspath(args[0])
+            mode = args[1] if len(args) > 1 and isinstance(args[1], str) else "r"
+            if not path.startswith(self.allowed_prefixes) and any(c in mode for c in "wax+"):
+                self.events.append(f"opened {path} for writing")
+            elif path.startswith(self.forbidden_prefixes):
+                self.events.append(f"opened {path}")
+
+    def take(self) -> list[str]:
+        """The events since the last call."""
+        events, self.events = self.events, []
+        return events
 
 
-def install(workdir: str, forbidden: tuple[str, ...] = ()) -> None:
-    """Snapshot the kernel's state; called once, before the notebook's first cell.
+class ModuleWatch:
+    """The watched modules (``WATCHED_MODULES``): their entries in ``sys.modules`` and the
+    functions and values they hold."""
 
-    Args:
-        workdir: the submission's working folder (writes elsewhere are reported).
-        forbidden: path prefixes whose opening is reported (the course's sources, if visible).
-    """
-    for name in ("numpy", "numpy.testing", "torch", "torch.testing", "helpers.checks"):
-        try:
-            __import__(name)
-        except ImportError:
-            pass
-    _state["events"] = []
-    _state["allowed_prefixes"] = (os.path.abspath(workdir), "/dev/")
-    _state["forbidden_prefixes"] = tuple(forbidden) or ("\0",)
-    _state["snapshot"] = _snapshot()
-    sys.addaudithook(_audit)
+    def __init__(self) -> None:
+        self.saved = {}
+        for name in WATCHED_MODULES:
+            module = sys.modules.get(name)
+            if module is not None:
+                self.saved[name] = (module, dict(vars(module)))
 
-
-def _differences(restore: bool) -> list[str]:
-    """What differs from the snapshot (and, with ``restore``, put it back)."""
-    snap = _state["snapshot"]
-    found: list[str] = []
-    for name, (module, saved) in snap["modules"].items():
-        if sys.modules.get(name) is not module:
-            found.append(f"sys.modules[{name!r}] was replaced")
-            if restore:
-                sys.modules[name] = module
-        current = vars(module)
-        for key, value in saved.items():
-            if key not in current:
-                found.append(f"{name}.{key} was deleted")
-            elif current[key] is not value:
-                if (name, key) in KERNEL_SWAPPED or (
-                    name == "builtins" and key.startswith("_") and not key.startswith("__")
-                ):
-                    continue  # the kernel's own swaps and IPython's `_`, `__` bookkeeping
-                found.append(f"{name}.{key} was replaced")
-            else:
-                continue
-            if restore:
-                setattr(module, key, value)
-    for cls, saved in snap["classes"].items():
-        current = dict(vars(cls))
-        for key, value in saved.items():
-            if current.get(key, _MISSING) is not value:
-                found.append(f"{cls.__module__}.{cls.__qualname__}.{key} was replaced")
+    def differences(self, restore: bool) -> list[str]:
+        found: list[str] = []
+        for name, (module, saved) in self.saved.items():
+            if sys.modules.get(name) is not module:
+                found.append(f"sys.modules[{name!r}] was replaced")
                 if restore:
-                    setattr(cls, key, value)
-        for key in current.keys() - saved.keys():
-            if not key.startswith("__") or key in ("__eq__", "__bool__", "__torch_function__"):
-                found.append(f"{cls.__module__}.{cls.__qualname__}.{key} was added")
+                    sys.modules[name] = module
+            current = vars(module)
+            for key, value in saved.items():
+                if key not in current:
+                    found.append(f"{name}.{key} was deleted")
+                elif current[key] is not value:
+                    if (name, key) in KERNEL_SWAPPED or (
+                        name == "builtins" and key.startswith("_") and not key.startswith("__")
+                    ):
+                        continue  # the kernel's own swaps and IPython's `_`, `__` bookkeeping
+                    found.append(f"{name}.{key} was replaced")
+                else:
+                    continue
                 if restore:
-                    delattr(cls, key)
-    shell_snap = snap["shell"]
-    shell = _shell()
-    if shell is not None and shell_snap:
+                    setattr(module, key, value)
+        return found
+
+
+class ClassWatch:
+    """The methods of the classes the tests use (``torch.Tensor``, ``nn.Module``)."""
+
+    def __init__(self) -> None:
+        self.saved = {cls: dict(vars(cls)) for cls in _watched_classes()}
+
+    def differences(self, restore: bool) -> list[str]:
+        found: list[str] = []
+        for cls, saved in self.saved.items():
+            where = f"{cls.__module__}.{cls.__qualname__}"
+            current = dict(vars(cls))
+            for key, value in saved.items():
+                if current.get(key, _MISSING) is not value:
+                    found.append(f"{where}.{key} was replaced")
+                    if restore:
+                        setattr(cls, key, value)
+            for key in current.keys() - saved.keys():
+                if not key.startswith("__") or key in ("__eq__", "__bool__", "__torch_function__"):
+                    found.append(f"{where}.{key} was added")
+                    if restore:
+                        delattr(cls, key)
+        return found
+
+
+class ShellWatch:
+    """IPython's shell: its methods, input transformers, exception handlers, event
+    callbacks and display hooks (nothing to watch outside IPython)."""
+
+    def __init__(self) -> None:
+        shell = _shell()
+        self.shell = shell
+        if shell is None:
+            return
+        self.instance = {n: vars(shell)[n] for n in SHELL_METHODS if n in vars(shell)}
+        self.classes = {cls: dict(vars(cls)) for cls in type(shell).__mro__[:-1]}
+        self.lists = {n: list(getattr(shell, n, [])) for n in SHELL_LISTS}
+        self.custom_exceptions = shell.custom_exceptions
+        self.events = {k: list(v) for k, v in shell.events.callbacks.items()}
+        self.hooks = {key: getattr(shell, key) for key in ("display_pub", "displayhook")}
+
+    def differences(self, restore: bool) -> list[str]:
+        shell = _shell()
+        if self.shell is None or shell is None:
+            return []
+        return [
+            *self._methods(shell, restore),
+            *self._transformers(shell, restore),
+            *self._handlers(shell, restore),
+        ]
+
+    def _methods(self, shell: object, restore: bool) -> list[str]:
+        found: list[str] = []
         instance = vars(shell)
         for key in SHELL_METHODS:
-            saved = shell_snap["instance"].get(key, _MISSING)
+            saved = self.instance.get(key, _MISSING)
             if instance.get(key, _MISSING) is not saved:
                 found.append(f"IPython's {key} was replaced")
                 if restore:
@@ -213,65 +240,79 @@ def _differences(restore: bool) -> list[str]:
                         del instance[key]
                     else:
                         instance[key] = saved
-        for cls, saved in shell_snap["classes"].items():
+        for cls, saved in self.classes.items():
             for key, value in saved.items():
                 if vars(cls).get(key, _MISSING) is not value:
                     found.append(f"IPython's {cls.__name__}.{key} was replaced")
                     if restore:
                         setattr(cls, key, value)
-        for key, saved in shell_snap["lists"].items():
+        return found
+
+    def _transformers(self, shell: object, restore: bool) -> list[str]:
+        found: list[str] = []
+        for key, saved in self.lists.items():
             current = getattr(shell, key, [])
             if list(current) != saved:
                 found.append(f"IPython's {key} was changed")
                 if restore:
                     current[:] = saved
-        if shell.custom_exceptions != shell_snap["custom_exceptions"]:
+        return found
+
+    def _handlers(self, shell: object, restore: bool) -> list[str]:
+        found: list[str] = []
+        if shell.custom_exceptions != self.custom_exceptions:
             found.append("IPython's custom exception handler was set")
             if restore:
-                shell.custom_exceptions = shell_snap["custom_exceptions"]
+                shell.custom_exceptions = self.custom_exceptions
         for event, callbacks in shell.events.callbacks.items():
             foreign = [
                 c
                 for c in callbacks
-                if c not in shell_snap["events"].get(event, [])
+                if c not in self.events.get(event, [])
                 and not _module_of(c).startswith(TRUSTED_CALLBACK_MODULES)
             ]
             if foreign:
                 found.append(f"an IPython {event!r} event callback was registered")
                 if restore:
                     callbacks[:] = [c for c in callbacks if c not in foreign]
-        for key in ("display_pub", "displayhook"):
-            if getattr(shell, key) is not shell_snap[key]:
+        for key, saved in self.hooks.items():
+            if getattr(shell, key) is not saved:
                 found.append(f"IPython's {key} was replaced")
                 if restore:
-                    setattr(shell, key, shell_snap[key])
-    for key, value in snap["sys"].items():
-        if getattr(sys, key) is not value:
-            found.append(f"sys.{key} was replaced")
+                    setattr(shell, key, saved)
+        return found
+
+
+class SysWatch:
+    """The interpreter's hooks: ``sys`` streams and display hooks (``SYS_HOOKS``), the import
+    system's ``meta_path``, trace and profile functions."""
+
+    def __init__(self) -> None:
+        self.hooks = {n: getattr(sys, n) for n in SYS_HOOKS}
+        self.meta_path = list(sys.meta_path)
+
+    @property
+    def stdout(self):
+        """The kernel's own stdout, whatever the notebook did to ``sys.stdout``."""
+        return self.hooks["stdout"]
+
+    def differences(self, restore: bool) -> list[str]:
+        found: list[str] = []
+        for key, value in self.hooks.items():
+            if getattr(sys, key) is not value:
+                found.append(f"sys.{key} was replaced")
+                if restore:
+                    setattr(sys, key, value)
+        if list(sys.meta_path) != self.meta_path:
+            found.append("sys.meta_path was changed")
             if restore:
-                setattr(sys, key, value)
-    if list(sys.meta_path) != snap["meta_path"]:
-        found.append("sys.meta_path was changed")
-        if restore:
-            sys.meta_path[:] = snap["meta_path"]
-    if sys.gettrace() is not None or sys.getprofile() is not None:
-        found.append("a trace or profile function was set")
-        if restore:
-            sys.settrace(None)
-            sys.setprofile(None)
-    threads = [
-        t for t in threading.enumerate() if t.ident not in snap["threads"] and _from_notebook(t)
-    ]
-    if threads:
-        found.append(f"{len(threads)} background thread(s) running ({threads[0].name})")
-    return found
-
-
-_MISSING = object()
-
-
-def _module_of(function: object) -> str:
-    return getattr(function, "__module__", None) or ""
+                sys.meta_path[:] = self.meta_path
+        if sys.gettrace() is not None or sys.getprofile() is not None:
+            found.append("a trace or profile function was set")
+            if restore:
+                sys.settrace(None)
+                sys.setprofile(None)
+        return found
 
 
 def _from_notebook(thread: threading.Thread) -> bool:
@@ -282,14 +323,62 @@ def _from_notebook(thread: threading.Thread) -> bool:
     return thread.is_alive() and ("ipykernel_" in filename or filename.startswith("<"))
 
 
+class ThreadWatch:
+    """Threads started by the notebook's code (reported; a thread cannot be undone)."""
+
+    def __init__(self) -> None:
+        self.known = {t.ident for t in threading.enumerate()}
+
+    def differences(self, restore: bool) -> list[str]:  # noqa: ARG002 - the watchers' protocol
+        threads = [
+            t for t in threading.enumerate() if t.ident not in self.known and _from_notebook(t)
+        ]
+        if threads:
+            return [f"{len(threads)} background thread(s) running ({threads[0].name})"]
+        return []
+
+
+class Guard:
+    """The guard's state in the kernel: the audit log and the watchers, in report order."""
+
+    def __init__(self, workdir: str, forbidden: tuple[str, ...]) -> None:
+        self.audit = AuditLog(workdir, forbidden)
+        self.sys = SysWatch()
+        self.watchers = (ModuleWatch(), ClassWatch(), ShellWatch(), self.sys, ThreadWatch())
+
+    def differences(self, restore: bool) -> list[str]:
+        """What differs from the snapshots (and, with ``restore``, put it back)."""
+        return [item for watcher in self.watchers for item in watcher.differences(restore)]
+
+
+_guard: Guard | None = None
+
+
+def install(workdir: str, forbidden: tuple[str, ...] = ()) -> None:
+    """Snapshot the kernel's state; called once, before the notebook's first cell.
+
+    Args:
+        workdir: the submission's working folder (writes elsewhere are reported).
+        forbidden: path prefixes whose opening is reported (the course's sources, if visible).
+    """
+    global _guard
+    for name in ("numpy", "numpy.testing", "torch", "torch.testing", "helpers.checks"):
+        try:
+            __import__(name)
+        except ImportError:
+            pass
+    _guard = Guard(workdir, forbidden)
+    sys.addaudithook(_guard.audit.hook)
+
+
 def check(phase: str, test: str, nonce: str) -> None:
     """Report (and, before a test, undo) every change to what the tests rely on.
 
     Prints one JSON line that the grader reads from this cell's output.
     """
-    found = _differences(restore=True)
-    events, _state["events"] = _state["events"], []
+    found = _guard.differences(restore=True)
+    events = _guard.audit.take()
     report = {"nonce": nonce, "phase": phase, "test": test, "found": found, "events": events}
-    stdout = _state["snapshot"]["sys"]["stdout"]
-    stdout.write("__grader_guard__ " + json.dumps(report) + "\n")
+    stdout = _guard.sys.stdout
+    stdout.write(REPORT_PREFIX + json.dumps(report) + "\n")
     stdout.flush()

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 import nbformat
 from nbformat import NotebookNode
 
+from instructor.anatomy import is_test_cell
+
 __all__ = [
     "Reading",
     "compare_with_release",
-    "is_test_cell",
     "normalise",
     "read_submission",
     "scan_code",
@@ -61,12 +62,6 @@ def _graded_cells(nb: NotebookNode) -> list[tuple[str, NotebookNode]]:
         if "grade_id" in meta:
             cells.append((meta["grade_id"], cell))
     return cells
-
-
-def is_test_cell(cell: NotebookNode) -> bool:
-    """An autograded test cell: nbgrader ``grade`` without ``solution``, code."""
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
 
 
 def compare_with_release(submitted: NotebookNode, released: NotebookNode) -> list[str]:

@@ -1,10 +1,11 @@
 """A corpus of bad and hostile submissions of notebook 01, each with its expected outcome.
 
 Every hostile submission starts from *wrong* answers (each graded function returns a
-useless tensor), so that any point it gets was gained by the attack. ``tests/
-test_classroom.py`` grades them all in one class next to honest students and checks that
-none scores a point, that each gets the recorded outcome and integrity note below, and that
-the honest students, the gradebook and every other submission are untouched.
+useless tensor), so that any point it gets was gained by the attack.
+``tests/instructor/classroom/test_grade.py`` grades them all in one class next to honest
+students and checks that none scores a point, that each gets the recorded outcome and
+integrity note below, and that the honest students, the gradebook and every other
+submission are untouched.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import nbformat
 
+from instructor import anatomy
 from instructor.paths import SOLUTIONS
 
 ASSIGNMENT = "01_vector_sets"
@@ -40,16 +42,12 @@ class Hostile:
 
 
 def wrong_answers(released: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    notebook = nbformat.from_dict(released)
-    for cell in notebook.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if grade_id in FUNCTIONS:
-            cell.source = USELESS.format(name=grade_id)
-    return notebook
+    """The released notebook with every graded function answered uselessly."""
+    return anatomy.complete(released, {name: USELESS.format(name=name) for name in FUNCTIONS})
 
 
 def _cell(nb: nbformat.NotebookNode, grade_id: str) -> nbformat.NotebookNode:
-    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    return next(c for c in nb.cells if anatomy.grade_id(c) == grade_id)
 
 
 def _prepend(grade_id: str, code: str) -> Callable:
@@ -70,9 +68,7 @@ def _replace(grade_id: str, code: str) -> Callable:
 
 
 def _delete_test(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    nb.cells = [
-        c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != "test_one_hot"
-    ]
+    nb.cells = [c for c in nb.cells if anatomy.grade_id(c) != "test_one_hot"]
     return nb
 
 

@@ -1,4 +1,5 @@
-"""Grading into a shared PostgreSQL gradebook, on a Dask cluster given by its address.
+"""``ClassGrader`` end to end into a shared PostgreSQL gradebook, on a Dask cluster given by
+its address.
 
 The PostgreSQL server is Debian's package (``make system-packages`` installs it), started
 here on loopback in a temporary folder and stopped at the end. Without it the test skips
@@ -110,7 +111,7 @@ def test_grades_go_into_postgres_through_a_dask_scheduler(
         feedback=False,
         progress=False,
     )
-    summaries = {s["student"]: s for s in grader.grade([ASSIGNMENT], log=lambda _: None)}
+    summaries = {s.student: s for s in grader.grade([ASSIGNMENT], log=lambda _: None)}
     assert time.perf_counter() - started < 300
     from nbgrader.api import Gradebook
 
@@ -120,25 +121,5 @@ def test_grades_go_into_postgres_through_a_dask_scheduler(
             for student in ("alice", "carol")
         }
     assert scores == {"alice": 9, "carol": 0}
-    assert summaries["alice"]["notebooks"][ASSIGNMENT]["score"] == 9
+    assert summaries["alice"].notebooks[ASSIGNMENT].score == 9
     assert not (tmp_path / "gradebook.db").exists(), "the SQLite default must not be used"
-
-
-def test_an_lms_zip_is_collected_into_submitted(tmp_path: Path) -> None:
-    """``--zip``: nbgrader's zip_collect with the course's file-name pattern."""
-    import zipfile
-
-    from instructor.classroom.__main__ import collect_zip
-
-    course = ScratchCourse(tmp_path, ASSIGNMENT)
-    course.generate()
-    archive = tmp_path / "download.zip"
-    with zipfile.ZipFile(archive, "w") as handle:
-        handle.writestr(
-            f"alice_{ASSIGNMENT}.ipynb",
-            (course.root / "release" / ASSIGNMENT / course.notebook_name).read_text(),
-        )
-        handle.writestr(f"bob_{ASSIGNMENT}.ipynb", "{}")
-    collect_zip(tmp_path, ASSIGNMENT, archive)
-    for student in ("alice", "bob"):
-        assert (tmp_path / "submitted" / student / ASSIGNMENT / course.notebook_name).is_file()

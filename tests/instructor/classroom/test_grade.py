@@ -1,7 +1,9 @@
-"""Grading a class with ``python -m instructor.classroom``: honest and hostile submissions.
+"""Grading a class with ``ClassGrader`` (``python -m instructor.classroom grade``), end to end:
+honest and hostile submissions.
 
 One class of notebook 01 is graded once (module fixture): two honest students and every
-kind of bad submission in ``tests/hostile.py``. Scores are read from nbgrader's gradebook.
+kind of bad submission in ``tests/support/hostile.py``. Scores are read from nbgrader's
+gradebook.
 """
 
 from __future__ import annotations
@@ -15,14 +17,16 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from instructor.classroom.grade import ClassGrader, _attention
+from instructor import anatomy
+from instructor.classroom.grade import ClassGrader
+from instructor.classroom.records import HandInSummary
+from instructor.classroom.reports import attention
 from instructor.classroom.sandbox import Limits, isolation
 from instructor.scratch_course import ScratchCourse
 from support.hostile import ASSIGNMENT, CORPUS, NOTEBOOK, write_gradebook_attack, wrong_answers
 
 pytestmark = pytest.mark.xdist_group("classroom")
 
-LIMITS = Limits(wall_seconds=30, cell_seconds=5, memory_mib=3072, output_kib=256)
 HONEST = {"alice": "solved", "carol": "untouched"}
 
 
@@ -51,23 +55,24 @@ def _submit(
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    root = tmp_path_factory.mktemp("class")
-    course = ScratchCourse(root, ASSIGNMENT)
-    course.generate()
+def graded(
+    generated_course: ScratchCourse, tmp_path_factory: pytest.TempPathFactory, limits: Limits
+) -> dict:
+    course = generated_course.clone(tmp_path_factory.mktemp("class"))
+    root = course.root
     _submit(course, "alice", course.solved(demos=False), NOTEBOOK)
     _submit(course, "carol", course.released(), NOTEBOOK)
     for hostile in CORPUS:
         notebook = wrong_answers(course.released())
         if hostile.student == "writes_gradebook":
-            cell = next(c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("solution"))
+            cell = anatomy.solution_cells(notebook)[0]
             cell.source = write_gradebook_attack(root, "alice") + "\n" + cell.source
         _submit(course, hostile.student, hostile.build(notebook), hostile.file_name)
     before = _hashes(root / "submitted")
-    grader = ClassGrader(root, workers=2, limits=LIMITS, progress=False)
+    grader = ClassGrader(root, workers=2, limits=limits, progress=False)
     log: list[str] = []
     summaries = grader.grade([ASSIGNMENT], log=log.append)
-    by_student = {s["student"]: s for s in summaries}
+    by_student = {s.student: s for s in summaries}
     return {
         "root": root,
         "course": course,
@@ -76,10 +81,6 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "before": before,
         "log": log,
     }
-
-
-def _score(summary: dict) -> float:
-    return sum(record.get("score") or 0 for record in summary["notebooks"].values())
 
 
 def test_sandbox_is_available_here() -> None:
@@ -91,28 +92,28 @@ def test_sandbox_is_available_here() -> None:
 
 def test_honest_students_are_graded_as_usual(graded: dict) -> None:
     alice, carol = graded["summaries"]["alice"], graded["summaries"]["carol"]
-    notebook = alice["notebooks"][ASSIGNMENT]
-    assert (notebook["score"], notebook["outcome"]) == (notebook["max_score"], "ok"), alice
-    assert notebook["max_score"] == 9
-    assert _score(carol) == 0
-    assert not _attention(alice), _attention(alice)
+    notebook = alice.notebooks[ASSIGNMENT]
+    assert (notebook.score, notebook.outcome) == (notebook.max_score, "ok"), alice
+    assert notebook.max_score == 9
+    assert carol.score == 0
+    assert not attention(alice), attention(alice)
 
 
 def test_every_submission_is_recorded(graded: dict) -> None:
     expected = set(HONEST) | {h.student for h in CORPUS}
     assert set(graded["summaries"]) == expected
-    assert not [s for s in graded["summaries"].values() if s["error"]]
+    assert not [s for s in graded["summaries"].values() if s.error]
     assert len(CORPUS) >= 20
 
 
 @pytest.mark.parametrize("hostile", CORPUS, ids=[h.student for h in CORPUS])
 def test_hostile_submission_gains_nothing(graded: dict, hostile) -> None:
-    summary = graded["summaries"][hostile.student]
-    record = summary["notebooks"][ASSIGNMENT]
-    assert _score(summary) == 0, f"{hostile.description}: {record}"
+    summary: HandInSummary = graded["summaries"][hostile.student]
+    record = summary.notebooks[ASSIGNMENT]
+    assert summary.score == 0, f"{hostile.description}: {record}"
     if hostile.outcome != "*":
-        assert record["outcome"] == hostile.outcome, record
-    notes = "\n".join(_attention(summary))
+        assert record.outcome == hostile.outcome, record
+    notes = "\n".join(attention(summary))
     assert hostile.note in notes, f"{hostile.description}: expected {hostile.note!r} in\n{notes}"
 
 
@@ -150,6 +151,7 @@ def test_feedback_and_integrity_report(graded: dict) -> None:
     assert "## patched_comparisons" in report and "torch.allclose was replaced" in report
     data = json.loads((root / "reports" / "integrity.json").read_text())
     assert len(data) == len(graded["summaries"])
+    assert [HandInSummary.from_json(d) for d in data] == list(graded["summaries"].values())
     assert any("graded" in line for line in graded["log"])
 
 
@@ -163,4 +165,4 @@ def test_a_second_run_grades_only_what_changed(graded: dict) -> None:
     log.clear()
     summaries = grader.grade([ASSIGNMENT], log=log.append)
     assert log[0].startswith("1 submission(s) to grade")
-    assert {s["student"]: _score(s) for s in summaries}["alice"] == 9
+    assert {s.student: s.score for s in summaries}["alice"] == 9

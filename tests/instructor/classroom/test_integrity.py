@@ -1,31 +1,22 @@
-"""The class grader's pure parts: reading files, comparing with the release, the sandbox
-command. (Grading itself is proven end to end in tests/test_classroom.py.)"""
+"""Reading a submitted file without trusting it, comparing it with the release, scanning it.
+(Grading itself is proven end to end in test_grade.py.)"""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import nbformat
 import pytest
 
+from instructor import anatomy
 from instructor.classroom.integrity import (
     compare_with_release,
     normalise,
     read_submission,
     scan_code,
 )
-from instructor.classroom.sandbox import Limits, isolation, sandbox_command
-from instructor.paths import NOTEBOOKS as RELEASED
-
-RELEASE = nbformat.read(RELEASED / "01_vector_sets" / "01_vector_sets.ipynb", 4)
-
-
-def _copy() -> nbformat.NotebookNode:
-    return nbformat.from_dict(nbformat.reads(nbformat.writes(RELEASE), 4))
 
 
 def _cell(nb: nbformat.NotebookNode, grade_id: str) -> nbformat.NotebookNode:
-    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    return next(c for c in nb.cells if anatomy.grade_id(c) == grade_id)
 
 
 @pytest.mark.parametrize(
@@ -43,41 +34,45 @@ def test_unreadable_files_are_named(text: str, problem: str) -> None:
     assert reading.notebook is None and problem in reading.problem
 
 
-def test_the_release_itself_is_clean() -> None:
-    reading = read_submission(nbformat.writes(RELEASE))
+def test_the_release_itself_is_clean(release: nbformat.NotebookNode) -> None:
+    reading = read_submission(nbformat.writes(release))
     assert reading.notebook is not None
-    assert compare_with_release(reading.notebook, RELEASE) == []
+    assert compare_with_release(reading.notebook, release) == []
     assert scan_code(reading.notebook) == []
 
 
-def test_each_change_to_a_test_cell_is_named() -> None:
-    nb = _copy()
+def test_each_change_to_a_test_cell_is_named(
+    release: nbformat.NotebookNode, released_copy: nbformat.NotebookNode
+) -> None:
+    nb = released_copy
     nb.cells.remove(_cell(nb, "test_one_hot"))
     _cell(nb, "test_frame_signal").source = "pass"
     _cell(nb, "test_context_window").cell_type = "markdown"
-    notes = "\n".join(compare_with_release(nb, RELEASE))
+    notes = "\n".join(compare_with_release(nb, release))
     assert "deleted test cell test_one_hot" in notes
     assert "edited test cell test_frame_signal" in notes
     assert "test_context_window from code to markdown" in notes
 
 
-def test_duplicates_and_forged_metadata_are_normalised() -> None:
-    nb = _copy()
+def test_duplicates_and_forged_metadata_are_normalised(
+    release: nbformat.NotebookNode, released_copy: nbformat.NotebookNode
+) -> None:
+    nb = released_copy
     copy = nbformat.from_dict(dict(_cell(nb, "test_one_hot")))
     nb.cells.append(copy)
     _cell(nb, "one_hot").metadata.nbgrader["points"] = 100
-    notes = "\n".join(compare_with_release(nb, RELEASE))
+    notes = "\n".join(compare_with_release(nb, release))
     assert "duplicated test cell test_one_hot" in notes
     assert "changed the nbgrader metadata of one_hot" in notes
-    fixed = normalise(nb, RELEASE)
+    fixed = normalise(nb, release)
     ids = [c.metadata["nbgrader"]["grade_id"] for c in fixed.cells if "nbgrader" in c.metadata]
     assert ids.count("test_one_hot") == 1
     assert "points" not in _cell(fixed, "one_hot").metadata.nbgrader
     assert _cell(nb, "one_hot").metadata.nbgrader["points"] == 100, "the input is not modified"
 
 
-def test_suspicious_code_is_flagged() -> None:
-    nb = _copy()
+def test_suspicious_code_is_flagged(released_copy: nbformat.NotebookNode) -> None:
+    nb = released_copy
     _cell(nb, "one_hot").source = (
         "import torch, ctypes\ntorch.allclose = lambda *a, **k: True\n"
         "get_ipython().showtraceback = None\n"
@@ -86,14 +81,3 @@ def test_suspicious_code_is_flagged() -> None:
     assert "assigns torch.allclose" in flags
     assert "imports ctypes" in flags
     assert "get_ipython" in flags
-
-
-def test_the_sandbox_binds_only_what_the_kernel_needs(tmp_path: Path) -> None:
-    if isolation() != "bwrap":
-        pytest.skip("bubblewrap is not available here")
-    command = sandbox_command(["python", "-c", "pass"], tmp_path, Limits(), uid=61234)
-    joined = " ".join(command)
-    assert command[0] == "bwrap" and "--unshare-net" in command
-    assert f"--bind {tmp_path} {tmp_path}" in joined
-    assert "/solutions" not in joined and "autograder" not in joined
-    assert any(part.startswith("--as=") for part in command)

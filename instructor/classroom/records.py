@@ -1,0 +1,210 @@
+"""The records the class grader's parts hand each other (plain, typed, picklable data).
+
+- :class:`HandIn`: one student's submission folder of one assignment, as found;
+- :class:`Screening`: what reading one submitted notebook found before anything ran;
+- :class:`ExecutionResult` (with its :class:`ZeroedTest` verdicts): what one notebook's
+  sandboxed run produced; it travels back from a Dask worker;
+- :class:`NotebookSummary` (with its :class:`CellGrade` scores) and :class:`HandInSummary`:
+  what the grader recorded, kept as the resume state and read back for the reports.
+
+The summaries are stored as JSON (``.grading/state/`` and ``reports/integrity.json``):
+:meth:`HandInSummary.to_json` and :meth:`HandInSummary.from_json` keep that format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "CellGrade",
+    "ExecutionResult",
+    "HandIn",
+    "HandInSummary",
+    "NotebookSummary",
+    "Screening",
+    "ZeroedTest",
+]
+
+
+@dataclass(frozen=True)
+class HandIn:
+    """One student's submission of one assignment: ``submitted/<student>/<assignment>/``."""
+
+    student: str
+    assignment: str
+    folder: Path
+    fingerprint: str = ""
+    """A digest of every file in the folder: the same files are not graded twice."""
+
+
+@dataclass(frozen=True)
+class Screening:
+    """One expected notebook of a hand-in, read and checked before anything runs."""
+
+    name: str
+    outcome: str = ""
+    """``""`` (to be executed), ``missing`` or ``unreadable``."""
+    notes: tuple[str, ...] = ()
+    """What the student changed in the released notebook, or why it is not gradable."""
+    flags: tuple[str, ...] = ()
+    """Suspicious code outside the test cells."""
+
+
+@dataclass(frozen=True)
+class ZeroedTest:
+    """A test cell the grader scored 0, and why."""
+
+    test: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ExecutionResult:
+    """What one notebook's execution produced (plain data: it travels back from a worker)."""
+
+    notebook: dict[str, Any]
+    """The executed notebook, cell for cell the sanitised one it was given."""
+    outcome: str = "ok"
+    """``ok``, ``time limit``, ``kernel died`` or ``grader error``."""
+    detail: str = ""
+    isolation: str = "none"
+    zeroed: tuple[ZeroedTest, ...] = ()
+    restored: tuple[str, ...] = ()
+    """Replacements found (and undone) before a test."""
+    events: tuple[str, ...] = ()
+    """What the kernel's audit hook saw (connections, subprocesses, writes outside its copy)."""
+    truncated_cells: tuple[int, ...] = ()
+    seconds: float = 0.0
+    kernel_seconds: float = 0.0
+    """Kernel start, guard set-up (which imports torch) and the notebook's imports cell."""
+
+
+@dataclass(frozen=True)
+class CellGrade:
+    """One graded cell's score in the gradebook."""
+
+    cell: str
+    score: float | None
+    max_score: float | None
+
+
+@dataclass(frozen=True)
+class NotebookSummary:
+    """What happened to one notebook of a hand-in."""
+
+    outcome: str = ""
+    notes: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+    zeroed: tuple[ZeroedTest, ...] = ()
+    restored: tuple[str, ...] | None = None
+    """From here to ``seconds``: None where the notebook was not executed."""
+    events: tuple[str, ...] | None = None
+    seconds: float | None = None
+    score: float | None = None
+    """From here on: None where the gradebook has nothing for the notebook."""
+    max_score: float | None = None
+    cells: tuple[CellGrade, ...] | None = None
+
+    @classmethod
+    def screened(cls, screening: Screening) -> NotebookSummary:
+        return cls(outcome=screening.outcome, notes=screening.notes, flags=screening.flags)
+
+    def executed(self, result: ExecutionResult) -> NotebookSummary:
+        """This summary with the outcome of the notebook's execution."""
+        notes = list(self.notes)
+        if result.detail:
+            notes.append(result.detail)
+        if result.truncated_cells:
+            notes.append(f"output truncated in {len(result.truncated_cells)} cell(s)")
+        return NotebookSummary(
+            outcome=result.outcome,
+            notes=tuple(notes),
+            flags=self.flags,
+            zeroed=result.zeroed,
+            restored=result.restored,
+            events=result.events,
+            seconds=round(result.seconds, 2),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "outcome": self.outcome,
+            "notes": list(self.notes),
+            "flags": list(self.flags),
+            "zeroed": {z.test: z.reason for z in self.zeroed},
+        }
+        if self.seconds is not None:
+            data["restored"] = list(self.restored or ())
+            data["events"] = list(self.events or ())
+            data["seconds"] = self.seconds
+        if self.cells is not None:
+            data["score"] = self.score
+            data["max_score"] = self.max_score
+            data["cells"] = {g.cell: [g.score, g.max_score] for g in self.cells}
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> NotebookSummary:
+        executed = "seconds" in data
+        cells = data.get("cells")
+        return cls(
+            outcome=data["outcome"],
+            notes=tuple(data.get("notes", ())),
+            flags=tuple(data.get("flags", ())),
+            zeroed=tuple(ZeroedTest(t, r) for t, r in data.get("zeroed", {}).items()),
+            restored=tuple(data.get("restored", ())) if executed else None,
+            events=tuple(data.get("events", ())) if executed else None,
+            seconds=data.get("seconds"),
+            score=data.get("score"),
+            max_score=data.get("max_score"),
+            cells=None
+            if cells is None
+            else tuple(CellGrade(c, s, m) for c, (s, m) in cells.items()),
+        )
+
+
+@dataclass(frozen=True)
+class HandInSummary:
+    """What the grader recorded for one hand-in (its resume state and report entry)."""
+
+    student: str
+    assignment: str
+    fingerprint: str = ""
+    notes: tuple[str, ...] = ()
+    """About the hand-in as a whole (an extra notebook)."""
+    error: str = ""
+    """The grader's own failure (nbgrader's autograde), if any."""
+    notebooks: dict[str, NotebookSummary] = field(default_factory=dict)
+
+    @property
+    def score(self) -> float:
+        return sum(n.score or 0 for n in self.notebooks.values())
+
+    @property
+    def max_score(self) -> float:
+        return sum(n.max_score or 0 for n in self.notebooks.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "student": self.student,
+            "assignment": self.assignment,
+            "fingerprint": self.fingerprint,
+            "notes": list(self.notes),
+            "error": self.error,
+            "notebooks": {name: nb.to_json() for name, nb in self.notebooks.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> HandInSummary:
+        return cls(
+            student=data["student"],
+            assignment=data["assignment"],
+            fingerprint=data.get("fingerprint", ""),
+            notes=tuple(data.get("notes", ())),
+            error=data.get("error", ""),
+            notebooks={
+                name: NotebookSummary.from_json(nb) for name, nb in data["notebooks"].items()
+            },
+        )

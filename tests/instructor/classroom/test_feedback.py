@@ -1,0 +1,21 @@
+"""Which recorded hand-ins get feedback HTML (written by nbgrader: see test_grade.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from instructor.classroom.feedback import lacking_feedback
+from instructor.classroom.records import HandInSummary
+from instructor.classroom.resume import ResumeState
+
+
+def test_only_recorded_hand_ins_without_feedback(tmp_path: Path) -> None:
+    state = ResumeState(tmp_path / "state")
+    for student in ("alice", "bob", "carol"):
+        state.save(HandInSummary(student, "x"))
+    done = tmp_path / "feedback" / "alice" / "x"
+    done.mkdir(parents=True)
+    (done / "x.html").write_text("<html></html>")
+    (tmp_path / "feedback" / "bob" / "x").mkdir(parents=True)
+    assert lacking_feedback(tmp_path, state, ["x", "y"]) == [("x", "bob"), ("x", "carol")]
+    assert len(lacking_feedback(tmp_path, state, ["x"], force=True)) == 3

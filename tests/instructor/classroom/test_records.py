@@ -1,0 +1,77 @@
+"""The records the grader's parts hand each other: their JSON form is the resume state's."""
+
+from __future__ import annotations
+
+import pickle
+
+from instructor.classroom.records import (
+    CellGrade,
+    ExecutionResult,
+    HandInSummary,
+    NotebookSummary,
+    Screening,
+    ZeroedTest,
+)
+
+EXECUTED = ExecutionResult(
+    {"cells": []},
+    outcome="time limit",
+    detail="the notebook ran longer than 30 s and was stopped",
+    zeroed=(ZeroedTest("test_f", "test_f did not run"),),
+    restored=("torch.allclose was replaced (before test_f)",),
+    events=("started a subprocess",),
+    truncated_cells=(3, 4),
+    seconds=31.234,
+)
+
+
+def test_an_executed_notebook_keeps_its_screening_and_adds_the_run() -> None:
+    screened = NotebookSummary.screened(Screening("nb", "", ("edited test cell t",), ("flag",)))
+    summary = screened.executed(EXECUTED)
+    assert summary.outcome == "time limit"
+    assert summary.notes == (
+        "edited test cell t",
+        EXECUTED.detail,
+        "output truncated in 2 cell(s)",
+    )
+    assert summary.flags == ("flag",)
+    assert summary.zeroed == EXECUTED.zeroed
+    assert summary.seconds == 31.23
+
+
+def test_the_json_form_is_the_resume_state_format() -> None:
+    missing = NotebookSummary.screened(Screening("a", "missing", ("no a.ipynb",)))
+    ran = NotebookSummary.screened(Screening("b")).executed(EXECUTED)
+    scored = NotebookSummary(
+        outcome="ok",
+        restored=(),
+        events=(),
+        seconds=1.0,
+        score=2.0,
+        max_score=3.0,
+        cells=(CellGrade("t", 2.0, 3.0),),
+    )
+    summary = HandInSummary("s", "x", "f1", ("extra notebook",), "", {"a": missing, "b": ran})
+    data = summary.to_json()
+    assert list(data) == ["student", "assignment", "fingerprint", "notes", "error", "notebooks"]
+    assert list(data["notebooks"]["a"]) == ["outcome", "notes", "flags", "zeroed"]
+    assert list(data["notebooks"]["b"]) == [
+        *("outcome", "notes", "flags", "zeroed", "restored", "events", "seconds")
+    ]
+    assert data["notebooks"]["b"]["zeroed"] == {"test_f": "test_f did not run"}
+    assert scored.to_json()["cells"] == {"t": [2.0, 3.0]}
+    assert HandInSummary.from_json(data) == summary
+    assert NotebookSummary.from_json(scored.to_json()) == scored
+
+
+def test_an_execution_result_travels_between_processes() -> None:
+    assert pickle.loads(pickle.dumps(EXECUTED)) == EXECUTED
+
+
+def test_a_hand_in_scores_the_sum_of_its_notebooks() -> None:
+    notebooks = {
+        "a": NotebookSummary(score=1.5, max_score=2.0, cells=()),
+        "b": NotebookSummary(outcome="missing"),
+    }
+    summary = HandInSummary("s", "x", notebooks=notebooks)
+    assert (summary.score, summary.max_score) == (1.5, 2.0)

@@ -1,0 +1,43 @@
+"""The resume state: what is recorded, with which files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from instructor.classroom.records import HandIn, HandInSummary
+from instructor.classroom.resume import ResumeState, fingerprint
+
+
+def _hand_in(tmp_path: Path, student: str, text: str) -> HandIn:
+    folder = tmp_path / "submitted" / student / "x"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "x.ipynb").write_text(text)
+    return HandIn(student, "x", folder, fingerprint(folder))
+
+
+def test_the_fingerprint_follows_names_and_contents(tmp_path: Path) -> None:
+    first = _hand_in(tmp_path, "a", "one")
+    assert _hand_in(tmp_path, "b", "one").fingerprint == first.fingerprint
+    assert _hand_in(tmp_path, "c", "two").fingerprint != first.fingerprint
+    (first.folder / "x.ipynb").rename(first.folder / "y.ipynb")
+    assert fingerprint(first.folder) != first.fingerprint
+
+
+def test_a_hand_in_is_recorded_with_the_files_it_had(tmp_path: Path) -> None:
+    state = ResumeState(tmp_path / "state")
+    hand_in = _hand_in(tmp_path, "a", "one")
+    assert not state.is_recorded(hand_in)
+    state.save(HandInSummary("a", "x", hand_in.fingerprint))
+    assert state.is_recorded(hand_in)
+    assert state.path("a", "x") == tmp_path / "state" / "x" / "a.json"
+    assert not state.is_recorded(_hand_in(tmp_path, "a", "changed"))
+
+
+def test_the_summaries_load_by_assignment_then_student(tmp_path: Path) -> None:
+    state = ResumeState(tmp_path / "state")
+    for student, assignment in (("b", "x"), ("a", "x"), ("a", "y")):
+        state.save(HandInSummary(student, assignment, notes=(f"{student}/{assignment}",)))
+    assert state.students("x") == ["a", "b"]
+    loaded = state.load(["y", "x", "z"])
+    assert [(s.student, s.assignment) for s in loaded] == [("a", "y"), ("a", "x"), ("b", "x")]
+    assert loaded[0].notes == ("a/y",)
