@@ -91,6 +91,7 @@ new: $(VENV)/.installed
 benchmark: $(VENV)/.installed
 	$(PYTHON) -m instructor.benchmark_attention
 	$(PYTHON) -m instructor.benchmark_notebooks
+	$(PYTHON) -m instructor.benchmark_rnn_vs_attention
 	$(PYTHON) -m instructor.benchmark_class_grading
 
 grade: $(VENV)/.installed

@@ -24,6 +24,8 @@ __all__ = [
     "check_close",
     "check_largest_tensor",
     "check_dtype",
+    "check_no_known_mistake",
+    "check_no_loop_over_positions",
     "check_raises",
     "check_sums_to_one",
     "check_shape",
@@ -169,10 +171,7 @@ def check_close(
     e = _as_numpy(expected).astype(np.float64)
     if np.allclose(a, e, atol=atol, rtol=rtol, equal_nan=False):
         return
-    for description, wrong in (known_mistakes or {}).items():
-        w = _as_numpy(wrong).astype(np.float64)
-        if w.shape == a.shape and np.allclose(a, w, atol=atol, rtol=rtol):
-            raise AssertionError(f"{name} is not right: it looks like {description}.")
+    check_no_known_mistake(a, name, known_mistakes or {}, atol=atol, rtol=rtol)
     if not np.all(np.isfinite(a)):
         raise AssertionError(f"{name} contains NaN or inf where the expected values are finite.")
     diff = np.abs(a - e)
@@ -182,6 +181,34 @@ def check_close(
         f"{diff.max():.3g} at index {tuple(int(i) for i in index)} "
         f"(got {a[index]:.6g}, expected {e[index]:.6g})."
     )
+
+
+def check_no_known_mistake(
+    actual: ArrayLike,
+    name: str,
+    known_mistakes: Mapping[str, ArrayLike],
+    *,
+    atol: float = 1e-5,
+    rtol: float = 1e-4,
+) -> None:
+    """Fail if ``actual`` equals the result of one of the ``known_mistakes``; pass otherwise.
+
+    ``check_close`` does this after its comparison fails. Call it on its own *before* a
+    generic check (a count per row, the first few numbers) that every wrong answer would
+    fail with a message naming no mistake, so that a named mistake is named first.
+
+    Args:
+        actual: the student's result.
+        name: the name used in the message.
+        known_mistakes: description -> the result that mistake would produce; a result of
+            another shape than ``actual`` is skipped.
+        atol, rtol: tolerances, as in ``numpy.allclose``.
+    """
+    a = _as_numpy(actual).astype(np.float64)
+    for description, wrong in known_mistakes.items():
+        w = _as_numpy(wrong).astype(np.float64)
+        if w.shape == a.shape and np.allclose(a, w, atol=atol, rtol=rtol):
+            raise AssertionError(f"{name} is not right: it looks like {description}.")
 
 
 def check_unchanged(before: ArrayLike, after: ArrayLike, name: str) -> None:
@@ -288,3 +315,67 @@ def check_largest_tensor(
             f"{max_numel:,} here. {hint}".rstrip()
         )
     return result
+
+
+class _TorchCalls(torch.overrides.TorchFunctionMode):
+    """Count the torch functions and tensor methods called (nested calls inside torch
+    itself are not seen: the mode is off while one of its calls runs)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+        self.count += 1
+        return func(*args, **(kwargs or {}))
+
+
+def check_no_loop_over_positions(
+    function: Callable[..., Any],
+    make_inputs: Callable[[int], Sequence[Any]],
+    sizes: tuple[int, int] = (8, 64),
+    name: str | None = None,
+    hint: str = "",
+) -> dict[int, int]:
+    """Fail if ``function`` makes more torch calls for a longer sequence: a Python loop.
+
+    ``function(*make_inputs(n))`` runs once for each length ``n`` in ``sizes`` while a
+    ``torch.overrides.TorchFunctionMode`` counts every torch function and tensor method it
+    calls (``F.elu``, ``@``, ``cumsum``, ``x[..., t, :]``...). A vectorised answer makes the
+    same calls whatever ``n``; a loop over the positions makes a few more for every
+    position. The check fails when the count grows by at least one call for every two
+    positions added (so ``log n`` steps, such as a parallel scan, still pass).
+
+    Args:
+        function: the graded function.
+        make_inputs: ``n`` -> its positional arguments for a sequence of length ``n``.
+        sizes: the two lengths compared, the smaller first.
+        name: what to call the function in the message (default: its ``__name__``).
+        hint: how to avoid the loop, for the message.
+    Returns:
+        ``{n: number of torch calls}`` for each length.
+    """
+    name = name or getattr(function, "__name__", "the function")
+    small, large = sizes
+    counts = {}
+    for n in (small, large):
+        args = make_inputs(n)
+        counter = _TorchCalls()
+        try:
+            with counter:
+                function(*args)
+        except NotImplementedError:
+            raise
+        except Exception as error:  # noqa: BLE001 - reported to the student
+            raise AssertionError(
+                f"{name} raised {type(error).__name__} for a sequence of length n = {n}: {error}"
+            ) from None
+        counts[n] = counter.count
+    if counts[large] - counts[small] >= max((large - small) // 2, 1):
+        raise AssertionError(
+            f"{name} makes {counts[small]} torch calls for n = {small} but {counts[large]} for "
+            f"n = {large}: the work grows with the length, which means a Python loop over "
+            f"positions (a `for` over t, a list comprehension over the rows). Compute all "
+            f"positions at once with tensor operations. {hint}".rstrip()
+        )
+    return counts

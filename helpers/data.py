@@ -3,7 +3,8 @@
 - a toy vocabulary, sentences and hand-made word embeddings (similar words, similar vectors);
 - a synthetic speech-like signal (a few vowel-like sounds with pauses);
 - a small molecule as a graph (atoms are nodes with one-hot element vectors);
-- the measured cost of dense and efficient attention (``make benchmark`` writes it).
+- the measured cost of dense and efficient attention (``make benchmark`` writes it);
+- the measured time of an RNN's loop and of causal softmax attention (notebook 08).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ __all__ = [
     "Molecule",
     "attention_benchmark",
     "ethanol",
+    "rnn_attention_benchmark",
     "speech_like_signal",
     "word_embeddings",
 ]
@@ -170,6 +172,27 @@ def attention_benchmark() -> list[dict[str, Any]]:
                 "method": row["method"],
                 **{key: int(row[key]) for key in ("n", "window", "d")},
                 **{key: float(row[key]) for key in ("seconds", "peak_mib", "max_error")},
+            }
+        )
+    return rows
+
+
+def rnn_attention_benchmark() -> list[dict[str, Any]]:
+    """The rows of ``helpers/results/rnn_vs_attention.csv``, numbers as numbers.
+
+    Written by ``python -m instructor.benchmark_rnn_vs_attention``: for each ``method``
+    ("RNN": notebook 08's ``rnn_forward``, a loop of n steps; "causal softmax attention":
+    ``F.scaled_dot_product_attention`` with ``is_causal=True``) and sequence length ``n``, the
+    median ``seconds`` of one call with ``d`` features, float32, on ``threads`` CPU threads.
+    """
+    text = (files("helpers") / "results" / "rnn_vs_attention.csv").read_text(encoding="utf-8")
+    rows = []
+    for row in csv.DictReader(text.splitlines()):
+        rows.append(
+            {
+                "method": row["method"],
+                **{key: int(row[key]) for key in ("n", "d", "threads")},
+                "seconds": float(row["seconds"]),
             }
         )
     return rows

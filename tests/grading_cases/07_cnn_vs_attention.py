@@ -28,7 +28,7 @@ def pixels_as_vectors(img):
         for col in range(w):
             out[r * w + col] = img[:, r, col]
     return out
-'''),
+''', message="for a float64 img has dtype torch.float32, expected torch.float64"),
     Mutation("pixels_as_vectors", "only square images: uses H for both sides", {
         "img.flatten(-2)": "img.reshape(img.shape[0], img.shape[1] * img.shape[1])",
     }),
@@ -44,16 +44,16 @@ def pixels_as_vectors(img):
     # ------------------------------------------------------------------ patchify
     Mutation("patchify", "plain reshape, no permute", {
         "patches.permute(1, 3, 0, 2, 4)": "patches",
-    }),
+    }, message="a plain reshape does not gather the P x P squares"),
     Mutation("patchify", "each patch flattened channel-last (P, P, C)", {
         "permute(1, 3, 0, 2, 4)": "permute(1, 3, 2, 4, 0)",
-    }),
+    }, message="each patch is flattened channel-last (P, P, C)"),
     Mutation("patchify", "patches in column-major order", {
         "permute(1, 3, 0, 2, 4)": "permute(3, 1, 0, 2, 4)",
-    }),
+    }, message="the patches are in column-major order"),
     Mutation("patchify", "pixels inside a patch read column by column", {
         "permute(1, 3, 0, 2, 4)": "permute(1, 3, 0, 4, 2)",
-    }),
+    }, message="the pixels inside each patch are read column by column (dy and dx swapped)"),
     Mutation("patchify", "zero-pads to a multiple of P instead of raising", {
         "    for name, size in": (
             "    img = F.pad(img, (0, (-w) % p, 0, (-h) % p))\n"
@@ -75,7 +75,7 @@ def patchify(img, patch_size):
         for j in range(w // p):
             out[i * (w // p) + j] = img[:, i * p:(i + 1) * p, j * p:(j + 1) * p].reshape(-1)
     return out
-'''),
+''', message="patchify(img, 2) for a float64 img has dtype torch.float32"),
     Case("patchify", "right", "F.unfold with explicit errors", '''
 def patchify(img, patch_size):
     _, h, w = img.shape
@@ -109,19 +109,19 @@ def patchify(img, patch_size):
     # ------------------------------------------------------------------ receptive_field_mask
     Mutation("receptive_field_mask", "flat index window |i - j| <= k // 2 (wraps rows)", {
         "rows, cols = index // width, index % width": "rows, cols = index, index",
-    }),
+    }, message="a window |i - j| <= K // 2 on the flat pixel index"),
     Mutation("receptive_field_mask", "radius kernel_size instead of kernel_size // 2", {
         "radius = kernel_size // 2": "radius = kernel_size",
-    }),
+    }, message="the window radius is K instead of K // 2"),
     Mutation("receptive_field_mask", "Manhattan distance: a diamond, not a square", {
         "return near_rows & near_cols": (
             "return (rows[:, None] - rows[None, :]).abs() + (cols[:, None] - cols[None, :]).abs()"
             " <= radius"
         ),
-    }),
+    }, message="a diamond |dr| + |dc| <= K // 2 (Manhattan distance)"),
     Mutation("receptive_field_mask", "height and width swapped in the pixel coordinates", {
         "index // width, index % width": "index // height, index % height",
-    }),
+    }, message="height and width swapped: pixel i is at row i // W"),
     Mutation("receptive_field_mask", "no ValueError for an even kernel_size", {
         "if kernel_size < 1 or kernel_size % 2 == 0:": "if kernel_size < 1:",
     }),

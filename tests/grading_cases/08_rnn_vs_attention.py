@@ -70,7 +70,15 @@ CASES = [
     }),
     Mutation("rnn_forward", "default h0 created as float32 zeros", {
         "h0 = X.new_zeros(d_h)": "h0 = torch.zeros(d_h)",
-    }),
+    }, message="is the default h0 created as float32?"),
+    Case("rnn_forward", "wrong", "states written into a float32 buffer", rnn('''
+    h = X.new_zeros(d_h) if h0 is None else h0
+    H = torch.zeros(X.shape[0], d_h)
+    for t in range(X.shape[0]):
+        h = torch.tanh(W_x @ X[t] + W_h @ h + b)
+        H[t] = h
+    return H
+'''), message="H for float64 X, W_x, W_h and b (h0=None) has dtype torch.float32"),
     Mutation("rnn_forward", "no shape checks (RuntimeError, not ValueError)", NO_SHAPE_CHECKS),
     Case("rnn_forward", "right", "one matrix-vector product per step, explicit dtype", rnn('''
     h = torch.zeros(d_h, dtype=X.dtype) if h0 is None else h0
@@ -120,25 +128,43 @@ def causal_linear_attention(Q, K, V, eps=1e-6):
     Mutation("causal_linear_attention", "eps argument ignored (1e-6 hard-coded)", {
         "(denominator + eps)": "(denominator + 1e-6)",
     }),
-    Case("causal_linear_attention", "wrong", "transpose(0, 1): only works without batch", '''
+    Case("causal_linear_attention", "wrong", "transpose(0, 1), quadratic, no batch", '''
 def causal_linear_attention(Q, K, V, eps=1e-6):
     phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
     A = (phi_q @ phi_k.transpose(0, 1)).tril()
     return (A @ V) / (A.sum(dim=-1, keepdim=True) + eps)
-'''),
+''', message="created a tensor of shape (256, 256)"),
+    Case("causal_linear_attention", "wrong", "2-D only: einsum without batch dimensions", '''
+def causal_linear_attention(Q, K, V, eps=1e-6):
+    phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
+    S = torch.einsum("nk,nv->nkv", phi_k, V).cumsum(dim=0)
+    z = phi_k.cumsum(dim=0)
+    numerator = torch.einsum("nk,nkv->nv", phi_q, S)
+    denominator = (phi_q * z).sum(dim=1, keepdim=True)
+    return numerator / (denominator + eps)
+''', message="Leading batch dimensions are not handled"),
+    Case("causal_linear_attention", "wrong", "a Python loop over the positions", '''
+def causal_linear_attention(Q, K, V, eps=1e-6):
+    phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
+    rows = []
+    for i in range(Q.shape[-2]):
+        weights = phi_k[..., : i + 1, :] @ phi_q[..., i, :, None]  # (..., i + 1, 1)
+        rows.append((weights * V[..., : i + 1, :]).sum(-2) / (weights.sum(-2) + eps))
+    return torch.stack(rows, dim=-2)
+''', message="which means a Python loop over positions"),
     Mutation("causal_linear_attention", "computes in float32", {
         "phi_q = F.elu(Q) + 1": "phi_q = F.elu(Q.float()) + 1",
         "phi_k = F.elu(K) + 1": "phi_k = F.elu(K.float()) + 1",
         "* V.unsqueeze(-2)": "* V.float().unsqueeze(-2)",
-    }),
-    Case("causal_linear_attention", "right", "masked quadratic form", '''
+    }, message="out for float64 Q, K, V has dtype torch.float32"),
+    Case("causal_linear_attention", "wrong", "masked quadratic form (an (n, n) matrix)", '''
 def causal_linear_attention(Q, K, V, eps=1e-6):
     phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
     n = Q.shape[-2]
     mask = torch.ones(n, n, dtype=torch.bool, device=Q.device).tril()
     A = (phi_q @ phi_k.transpose(-2, -1)).masked_fill(~mask, 0.0)
     return (A @ V) / (A.sum(dim=-1, keepdim=True) + eps)
-'''),
+''', message="created a tensor of shape (256, 256)"),
     Case("causal_linear_attention", "right", "einsum with cumsum", '''
 def causal_linear_attention(Q, K, V, eps=1e-6):
     phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
@@ -164,7 +190,32 @@ def causal_linear_attention(Q, K, V, eps=1e-6):
     }),
     Mutation("linear_attention_recurrent", "indexes Q[t]: no batch dimensions", {
         "phi_k[..., t, :], V[..., t, :], phi_q[..., t, :]": "phi_k[t], V[t], phi_q[t]",
-    }),
+    }, message="Leading batch dimensions are not handled"),
+    Case("linear_attention_recurrent", "wrong", "2-D only: torch.outer on Q[t]", '''
+def linear_attention_recurrent(Q, K, V, eps=1e-6):
+    phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
+    S = torch.zeros(K.shape[-1], V.shape[-1], dtype=V.dtype)
+    z = torch.zeros(K.shape[-1], dtype=K.dtype)
+    outputs = []
+    for t in range(Q.shape[0]):
+        S = S + torch.outer(phi_k[t], V[t])
+        z = z + phi_k[t]
+        outputs.append(phi_q[t] @ S / (phi_q[t] @ z + eps))
+    return torch.stack(outputs)
+''', message="torch.outer takes 1-D vectors only"),
+    Case("linear_attention_recurrent", "wrong", "outputs written into a float32 buffer", '''
+def linear_attention_recurrent(Q, K, V, eps=1e-6):
+    phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
+    S = V.new_zeros(*V.shape[:-2], K.shape[-1], V.shape[-1])
+    z = K.new_zeros(*K.shape[:-2], K.shape[-1])
+    out = torch.zeros(V.shape)
+    for t in range(Q.shape[-2]):
+        S = S + phi_k[..., t, :, None] * V[..., t, None, :]
+        z = z + phi_k[..., t, :]
+        q = phi_q[..., t, :]
+        out[..., t, :] = (q[..., None] * S).sum(-2) / ((q * z).sum(-1, keepdim=True) + eps)
+    return out
+''', message="out for float64 Q, K, V has dtype torch.float32"),
     Mutation("linear_attention_recurrent", "final state used for every position", {
         "S = S + k_t.unsqueeze(-1) * v_t.unsqueeze(-2)": (
             "S = (phi_k.unsqueeze(-1) * V.unsqueeze(-2)).sum(dim=-3)"

@@ -14,6 +14,8 @@ from helpers.checks import (
     check_close,
     check_dtype,
     check_largest_tensor,
+    check_no_known_mistake,
+    check_no_loop_over_positions,
     check_raises,
     check_shape,
     check_sums_to_one,
@@ -157,3 +159,88 @@ def test_check_largest_tensor_counts_allocations_not_views() -> None:
 
     with fails_with("shape (64, 64)"):
         check_largest_tensor(mask_only, (x,), max_numel=1000, name="mask_only")
+
+
+def test_check_no_known_mistake_names_it_and_passes_otherwise() -> None:
+    right, transposed = torch.arange(6.0).reshape(2, 3), torch.arange(6.0).reshape(3, 2).T
+    mistakes = {"H and W swapped": transposed, "another shape": torch.zeros(3)}
+    check_no_known_mistake(right, "out", mistakes)
+    with fails_with("out is not right: it looks like H and W swapped."):
+        check_no_known_mistake(transposed, "out", mistakes)
+
+
+def _phi(x: torch.Tensor) -> torch.Tensor:
+    return F.elu(x) + 1
+
+
+def _causal_cumsum(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
+    S = torch.cumsum(_phi(K).unsqueeze(-1) * V.unsqueeze(-2), dim=-3)
+    z = torch.cumsum(_phi(K), dim=-2)
+    numerator = (_phi(Q).unsqueeze(-1) * S).sum(dim=-2)
+    return numerator / ((_phi(Q) * z).sum(dim=-1, keepdim=True) + 1e-6)
+
+
+def _causal_loop(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
+    rows = []
+    for i in range(Q.shape[-2]):
+        weights = _phi(K[: i + 1]) @ _phi(Q[i])
+        rows.append(weights @ V[: i + 1] / (weights.sum() + 1e-6))
+    return torch.stack(rows)
+
+
+def _causal_quadratic(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
+    weights = (_phi(Q) @ _phi(K).mT).tril()
+    return weights @ V / (weights.sum(dim=-1, keepdim=True) + 1e-6)
+
+
+def _inputs(n: int) -> tuple[torch.Tensor, ...]:
+    g = torch.Generator().manual_seed(n)
+    return tuple(torch.randn(n, 2, generator=g, dtype=torch.float64) for _ in range(3))
+
+
+def test_the_three_causal_forms_agree() -> None:
+    Q, K, V = _inputs(16)
+    torch.testing.assert_close(_causal_loop(Q, K, V), _causal_cumsum(Q, K, V))
+    torch.testing.assert_close(_causal_quadratic(Q, K, V), _causal_cumsum(Q, K, V))
+
+
+def test_check_no_loop_over_positions_fails_a_loop() -> None:
+    with fails_with("_causal_loop makes", "for n = 8 but", "Python loop over positions", "cumsum"):
+        check_no_loop_over_positions(_causal_loop, _inputs, hint="Use cumsum.")
+
+
+def test_check_no_loop_over_positions_passes_vectorised_answers() -> None:
+    counts = check_no_loop_over_positions(_causal_cumsum, _inputs, sizes=(8, 64))
+    assert counts[8] == counts[64] > 0
+    # An O(n^2) answer has no loop: this check passes it, check_largest_tensor does not.
+    check_no_loop_over_positions(_causal_quadratic, _inputs)
+    check_largest_tensor(_causal_cumsum, _inputs(64), 64 * 2 * 2 * 2, "cumsum form")
+    with fails_with("created a tensor of shape (64, 64)"):
+        check_largest_tensor(_causal_quadratic, _inputs(64), 64 * 2 * 2 * 2, "quadratic form")
+
+
+def test_check_no_loop_over_positions_wraps_errors_and_lets_stubs_through() -> None:
+    def two_d_only(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor) -> torch.Tensor:
+        return torch.outer(Q, K)
+
+    with fails_with("two_d_only raised RuntimeError for a sequence of length n = 8"):
+        check_no_loop_over_positions(two_d_only, _inputs, name="two_d_only")
+
+    def stub(*args: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError()
+
+    with pytest.raises(NotImplementedError):
+        check_no_loop_over_positions(stub, _inputs)
+
+
+def test_check_no_loop_over_positions_allows_a_logarithmic_scan() -> None:
+    def scan(x: torch.Tensor) -> torch.Tensor:  # Hillis-Steele prefix sum: log2(n) steps
+        shift = 1
+        while shift < x.shape[0]:
+            x = x + F.pad(x[:-shift], (0, 0, shift, 0))
+            shift *= 2
+        return x
+
+    x = torch.randn(16, 2, dtype=torch.float64)
+    torch.testing.assert_close(scan(x), x.cumsum(0))
+    check_no_loop_over_positions(scan, lambda n: (torch.randn(n, 2),))

@@ -56,3 +56,13 @@ def test_attention_benchmark_ships_every_method_and_length() -> None:
     assert lengths[0] <= 512 and lengths[-1] >= 16384
     assert all(row["seconds"] > 0 for row in rows)
     assert all(row["max_error"] < 1e-4 for row in rows)
+
+
+def test_rnn_attention_benchmark_ships_both_methods_at_every_length() -> None:
+    rows = data.rnn_attention_benchmark()
+    assert {row["method"] for row in rows} == {"RNN", "causal softmax attention"}
+    lengths = sorted({row["n"] for row in rows})
+    assert lengths[0] <= 64 and lengths[-1] >= 4096
+    for method in ("RNN", "causal softmax attention"):
+        assert sorted(row["n"] for row in rows if row["method"] == method) == lengths
+    assert all(row["seconds"] > 0 and row["d"] > 0 and row["threads"] >= 1 for row in rows)
