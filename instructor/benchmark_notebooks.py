@@ -127,8 +127,8 @@ def write_table(timings: list[NotebookTiming], path: Path, repeats: int) -> str:
         "# Notebook timings",
         "",
         f"Measured by `make benchmark` (each row on the date it gives): {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}, torch {torch.__version__}; median of {repeats} "
-        f"run(s). Target: each notebook executes in at most {TARGET_SECONDS:.0f} s.",
+        f"Python {platform.python_version()}, torch {torch.__version__}; the median of the "
+        f"runs the row gives. Target: each notebook executes in at most {TARGET_SECONDS:.0f} s.",
         "",
         "| notebook | execute (s, kernel start included) | cells only (s) | autograde one "
         "submission (s) | within target | measured |",
@@ -139,7 +139,7 @@ def write_table(timings: list[NotebookTiming], path: Path, repeats: int) -> str:
         ok = "yes" if t.execute <= TARGET_SECONDS else "**no**"
         rows[t.assignment] = (
             f"| {t.assignment} | {t.execute:.1f} | {t.cells:.1f} | {t.autograde:.1f} | {ok} "
-            f"| {today} |"
+            f"| {today}, {repeats} run(s) |"
         )
     lines += [rows[notebook] for notebook in registry.load().ids if notebook in rows]
     table = "\n".join(lines) + "\n"
