@@ -21,6 +21,27 @@ c.Execute.timeout = 60
 # gradebook so it runs and scores as released.
 c.OverwriteCells.add_missing_cells = True
 
-# `python -m instructor.classroom grade A --zip download.zip`: an LMS download whose files are
-# named <student>_<notebook>.ipynb (student ids without "_"), collected by `nbgrader zip_collect`.
+# Due dates and late penalties, applied by nbgrader's autograde (and so by the class grader,
+# `python -m instructor.classroom grade`, which records through it):
+# - the due date of each assignment (a time without a zone is UTC). The class grader writes
+#   it into the gradebook (nbgrader's Assignment.duedate) before grading; nbgrader compares
+#   it with each submission's timestamp.txt (`nbgrader collect`, or the LMS's time for
+#   `--zip`: Blackboard's attempt time; Canvas's LATE mark; the zip entries' times with
+#   `--zip-times`). A submission without timestamp.txt is on time.
+#   c.Deadlines.due_dates = {"01_vector_sets": "2026-11-20 23:59:00 Europe/Paris"}
+# - the penalty: nbgrader's LateSubmissionPlugin takes nothing (penalty_method "none", the
+#   default) or the whole notebook's score ("zero"):
+#   c.LateSubmissionPlugin.penalty_method = "zero"
+#   or a share of the notebook's score per started hour late, after a grace period:
+#   c.AssignLatePenalties.plugin_class = "instructor.classroom.late.PerHourPenalty"
+#   c.PerHourPenalty.percent_per_hour = 10
+#   c.PerHourPenalty.grace_minutes = 15
+# Changing a due date or the penalty grades the assignment's submissions again.
+c.Deadlines.due_dates = {}
+c.LateSubmissionPlugin.penalty_method = "none"
+
+# `python -m instructor.classroom grade A --zip download.zip [--lms canvas|moodle|blackboard|
+# plain] [--pattern REGEX]` reads an LMS download itself (instructor/lms/intake.py). For
+# nbgrader's own `nbgrader zip_collect`: files named <student>_<notebook>.ipynb (student ids
+# without "_").
 c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+\.ipynb)$"

@@ -12,10 +12,15 @@ For each hand-in (``autograder/submitted/<student>/<assignment>/``):
    step 2 (:mod:`.replay`). So the gradebook, the autograded notebooks and the feedback are
    nbgrader's own.
 
-Then feedback HTML (:mod:`.feedback`), and once for the run the grades CSV and the integrity
-report (:mod:`.reports`). A hand-in already recorded with the same files is skipped on the
-next run unless ``force`` is given (:mod:`.resume`), so an interrupted run picks up where it
-stopped. nbgrader's configuration and API: :mod:`.nbgrader_setup`.
+Before that, each assignment is registered in the gradebook from its source if the
+gradebook lacks it or differs (:meth:`.NbgraderCourse.register`: any gradebook, an empty
+one included, with the configured due date). Then feedback HTML (:mod:`.feedback`), and
+once for the run the grades CSV and the integrity report (:mod:`.reports`), of the students
+whose folder is in ``submitted/``. A hand-in already recorded with the same files *and* the
+same grading (release, tests, points, gradebook, due date, late policy) is skipped on the
+next run unless ``force`` is given or its student is named (:mod:`.resume`), so an
+interrupted run picks up where it stopped. With a remote scheduler, its workers are checked
+first (:mod:`.cluster`). nbgrader's configuration and API: :mod:`.nbgrader_setup`.
 """
 
 from __future__ import annotations
@@ -27,13 +32,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from instructor.paths import COURSE_ROOT
+
+from .cluster import check_cluster, connect
 from .execute import execute_notebook, unexecuted
 from .feedback import lacking_feedback, write_feedback
 from .nbgrader_setup import WORK, NbgraderCourse
 from .records import ExecutionResult, HandIn, HandInSummary
 from .replay import record_hand_in
 from .reports import run_lines, write_reports
-from .resume import ResumeState, fingerprint
+from .resume import ResumeState, fingerprint, grading_context
 from .sandbox import Limits, isolation
 from .staging import Staged, stage
 
@@ -52,6 +60,7 @@ class ClassGrader:
         scheduler: the address of a running Dask scheduler; then no local cluster is made.
         limits: time, memory and process limits of each notebook.
         force: grade again submissions already recorded with the same files.
+        students: grade only these students (again, even if recorded); None: everyone.
         feedback: write feedback HTML for each graded submission.
         progress: show a progress bar.
     """
@@ -65,6 +74,7 @@ class ClassGrader:
         scheduler: str | None = None,
         limits: Limits | None = None,
         force: bool = False,
+        students: list[str] | None = None,
         feedback: bool = True,
         progress: bool = True,
     ) -> None:
@@ -76,27 +86,50 @@ class ClassGrader:
         self.scheduler = scheduler
         self.limits = limits or Limits()
         self.force = force
+        self.students = list(dict.fromkeys(students)) if students else None
         self.feedback = feedback
         self.progress = progress
         self.state = ResumeState(self.root / WORK / "state")
         self.reports = self.root / REPORTS
 
-    def hand_ins(self, assignment: str) -> list[HandIn]:
-        """Every hand-in of ``assignment`` in ``submitted/``, with its fingerprint."""
-        return [
-            HandIn(folder.parent.name, assignment, folder, fingerprint(folder))
-            for folder in sorted(self.course.submitted_folder().glob(f"*/{assignment}"))
+    def present(self, assignment: str) -> list[str]:
+        """The students with a folder for ``assignment`` in ``submitted/``, sorted."""
+        return sorted(
+            folder.parent.name
+            for folder in self.course.submitted_folder().glob(f"*/{assignment}")
             if folder.is_dir()
+        )
+
+    def hand_ins(self, assignment: str) -> list[HandIn]:
+        """Every hand-in of ``assignment`` in ``submitted/`` (of the named students only, if
+        any), with its fingerprint: its files and what grades it (:func:`.grading_context`)."""
+        context = grading_context(self.course, assignment)
+        students = self.present(assignment)
+        if self.students is not None:
+            students = [s for s in students if s in self.students]
+        folder = self.course.submitted_folder()
+        return [
+            HandIn(
+                s,
+                assignment,
+                folder / s / assignment,
+                fingerprint(folder / s / assignment, context),
+            )
+            for s in students
         ]
 
     @contextlib.contextmanager
     def _dask(self) -> Iterator[Any]:
-        from distributed import Client, LocalCluster
-
+        """A Dask client: of the remote scheduler (its workers checked), or of a local
+        cluster made for the run."""
         if self.scheduler:
-            with Client(self.scheduler) as client:
+            client = connect(self.scheduler)
+            with client:
+                check_cluster(client, str(COURSE_ROOT))
                 yield client
             return
+        from distributed import Client, LocalCluster
+
         with (
             LocalCluster(
                 n_workers=self.workers,
@@ -119,16 +152,26 @@ class ClassGrader:
     def grade(
         self, assignments: list[str], log: Callable[[str], None] = print
     ) -> list[HandInSummary]:
-        """Grade every pending hand-in of ``assignments``; return every recorded summary."""
+        """Grade every pending hand-in of ``assignments``; return the recorded summary of
+        every student present in ``submitted/``."""
         from distributed import as_completed
         from tqdm.auto import tqdm
 
         start = time.perf_counter()
+        for assignment in assignments:
+            for line in self.course.register(assignment):
+                log(line)
+        if self.students is not None:
+            found = {s for a in assignments for s in self.present(a)}
+            for student in self.students:
+                if student not in found:
+                    log(f"no submission from {student} in {self.course.submitted_folder()}")
         todo: list[HandIn] = []
         skipped = 0
+        force = self.force or self.students is not None
         for assignment in assignments:
             for hand_in in self.hand_ins(assignment):
-                if not self.force and self.state.is_recorded(hand_in):
+                if not force and self.state.is_recorded(hand_in):
                     skipped += 1
                 else:
                     todo.append(hand_in)
@@ -170,10 +213,18 @@ class ClassGrader:
                     )
                     bar.update()
             bar.close()
+            # Feedback and reports: of the students present in submitted/ (a removed folder
+            # drops out); a hand-in graded again gets its feedback again.
+            present = {(a, s) for a in assignments for s in self.present(a)}
             if self.feedback:
-                missing = lacking_feedback(self.root, self.state, assignments, self.force)
+                regraded = {(h.assignment, h.student) for h in graded}
+                lacking = lacking_feedback(self.root, self.state, assignments, self.force)
+                missing = [key for key in lacking if key in present]
+                missing += sorted(regraded - set(missing))
                 write_feedback(self.course, missing, None if self.scheduler else client, log)
-        summaries = self.state.load(assignments)
+        summaries = [
+            s for s in self.state.load(assignments) if (s.assignment, s.student) in present
+        ]
         write_reports(self.reports, summaries)
         in_order = [graded[hand_in] for hand_in in todo if hand_in in graded]
         for line in run_lines(in_order, skipped, time.perf_counter() - start):

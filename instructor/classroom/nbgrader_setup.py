@@ -6,26 +6,38 @@ the API (autograde, feedback), the gradebook, the released notebooks, and nbgrad
 sanitising preprocessors run on one notebook. Its :attr:`~NbgraderCourse.recording_api`
 is the API whose ``autograde`` replays the sandboxed outputs (:mod:`.replay`) on the staged
 copies instead of executing the notebooks.
+
+:meth:`~NbgraderCourse.register` makes any gradebook, an empty one included, know an
+assignment as its source (``solutions/``) defines it: nbgrader's own ``generate_assignment``
+with the grader's gradebook URL and a temporary release folder (the course's ``notebooks/``
+is never written), then the assignment's due date (:class:`.late.Deadlines`).
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import os
+import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
 
 import nbformat
 
+from .late import Deadlines
 from .records import CellGrade
 
-__all__ = ["STAGED", "WORK", "NbgraderCourse"]
+__all__ = ["STAGED", "WORK", "NbgraderCourse", "SetupError"]
 
 WORK = ".grading"
 """Under the course root: staged copies of submissions and the resume state."""
 STAGED = f"{WORK}/staged"
 """Under the course root: the copies nbgrader's autograde reads (``submitted`` for it)."""
+
+
+class SetupError(RuntimeError):
+    """An assignment the gradebook cannot be set up for (no source, nbgrader refused)."""
 
 
 class NbgraderCourse:
@@ -36,6 +48,7 @@ class NbgraderCourse:
         self.db_url = db_url
         self.api = self._api(staged=False)
         self.coursedir = self.api.coursedir
+        self.deadlines = Deadlines(config=self.api.config)
 
     def _config(self, staged: bool) -> Any:
         from traitlets.config.loader import PyFileConfigLoader
@@ -68,7 +81,7 @@ class NbgraderCourse:
             ]
         return config
 
-    def _api(self, staged: bool) -> Any:
+    def _api(self, staged: bool, release: Path | None = None) -> Any:
         from nbgrader.apps import NbGraderAPI
         from nbgrader.coursedir import CourseDirectory
 
@@ -76,6 +89,8 @@ class NbgraderCourse:
 
         os.environ.update(nbgrader_env())
         config = self._config(staged)
+        if release is not None:
+            config.CourseDirectory.release_directory = str(release)
         return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 
     @functools.cached_property
@@ -97,11 +112,108 @@ class NbgraderCourse:
         with self.gradebook() as gb:
             return [nb.name for nb in gb.find_assignment(assignment).notebooks]
 
+    def release_folder(self, assignment: str) -> Path:
+        """The released notebooks of ``assignment`` (``notebooks/<assignment>/``)."""
+        return Path(self.coursedir.format_path(self.coursedir.release_directory, ".", assignment))
+
+    def source_folder(self, assignment: str) -> Path:
+        """The instructor notebooks of ``assignment`` (``solutions/<assignment>/``)."""
+        return Path(self.coursedir.format_path(self.coursedir.source_directory, ".", assignment))
+
+    def source_notebook_names(self, assignment: str) -> list[str]:
+        """The assignment's notebooks, as its source folder holds them."""
+        return sorted(path.stem for path in self.source_folder(assignment).glob("*.ipynb"))
+
     def released(self, assignment: str, name: str) -> nbformat.NotebookNode:
-        release = Path(
-            self.coursedir.format_path(self.coursedir.release_directory, ".", assignment)
+        return nbformat.read(self.release_folder(assignment) / f"{name}.ipynb", as_version=4)
+
+    def grading_spec(self, assignment: str) -> dict[str, dict[str, list[Any]]]:
+        """What the source grades: notebook -> graded cell -> [points, the test's source
+        (None for a graded answer cell)], from the nbgrader metadata of ``solutions/``."""
+        spec: dict[str, dict[str, list[Any]]] = {}
+        for name in self.source_notebook_names(assignment):
+            notebook = nbformat.read(self.source_folder(assignment) / f"{name}.ipynb", 4)
+            cells: dict[str, list[Any]] = {}
+            for cell in notebook.cells:
+                meta = cell.get("metadata", {}).get("nbgrader", {})
+                if meta.get("grade"):
+                    test = None if meta.get("solution") else cell.source
+                    cells[meta["grade_id"]] = [float(meta.get("points", 0)), test]
+            spec[name] = cells
+        return spec
+
+    def _recorded_spec(self, assignment: str) -> dict[str, dict[str, list[Any]]] | None:
+        """The gradebook's version of :meth:`grading_spec`; None without the assignment."""
+        from nbgrader.api import MissingEntry
+
+        with self.gradebook() as gb:
+            try:
+                found = gb.find_assignment(assignment)
+            except MissingEntry:
+                return None
+            spec: dict[str, dict[str, list[Any]]] = {}
+            for notebook in found.notebooks:
+                sources = {cell.name: cell.source for cell in notebook.source_cells}
+                answers = {cell.name for cell in notebook.solution_cells}
+                spec[notebook.name] = {
+                    cell.name: [
+                        float(cell.max_score),
+                        None if cell.name in answers else sources.get(cell.name),
+                    ]
+                    for cell in notebook.grade_cells
+                }
+            return spec
+
+    def late_policy(self) -> str:
+        """nbgrader's late-penalty configuration, as text (part of the resume key)."""
+        config = self.api.config
+        sections = ("AssignLatePenalties", "LateSubmissionPlugin", "PerHourPenalty")
+        return json.dumps(
+            {name: {k: str(v) for k, v in config[name].items()} for name in sections},
+            sort_keys=True,
         )
-        return nbformat.read(release / f"{name}.ipynb", as_version=4)
+
+    def register(self, assignment: str) -> list[str]:
+        """Make the gradebook know ``assignment`` as its source defines it (notebooks, graded
+        cells, points, tests) and with its configured due date; return what was done.
+
+        nbgrader's ``generate_assignment`` runs only when the gradebook lacks the assignment
+        or differs from the source, with a temporary release folder. A due date removed from
+        the configuration is left as the gradebook has it.
+        """
+        done: list[str] = []
+        expected = self.grading_spec(assignment)
+        if not expected:
+            raise SetupError(
+                f"no notebook in {self.source_folder(assignment)}: is {assignment!r} one of "
+                "the course's assignments?"
+            )
+        recorded = self._recorded_spec(assignment)
+        if recorded != expected:
+            with tempfile.TemporaryDirectory(prefix="nbgrader-release-") as release:
+                api = self._api(staged=False, release=Path(release))
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    outcome = api.generate_assignment(assignment, force=True, create=True)
+            if not outcome["success"]:
+                detail = (outcome.get("error") or outcome.get("log") or "")[-3000:]
+                raise SetupError(
+                    f"nbgrader could not register {assignment} in the gradebook "
+                    f"{self.coursedir.db_url}:\n{detail}"
+                )
+            done.append(
+                f"{assignment}: registered in the gradebook from {self.source_folder(assignment)}"
+                if recorded is None
+                else f"{assignment}: the gradebook updated to the source's graded cells"
+            )
+        due = self.deadlines.due(assignment)
+        if due is not None:
+            with self.gradebook() as gb:
+                record = gb.find_assignment(assignment)
+                if record.duedate != due:
+                    gb.update_or_create_assignment(assignment, duedate=due)
+                    done.append(f"{assignment}: due {due:%Y-%m-%d %H:%M:%S} UTC")
+        return done
 
     def sanitise(
         self, nb: nbformat.NotebookNode, student: str, assignment: str, name: str

@@ -1,9 +1,14 @@
 """The class grader's resume state: one JSON summary per recorded hand-in.
 
 ``.grading/state/<assignment>/<student>.json`` is written once a hand-in is recorded in the
-gradebook. A hand-in whose files have the same fingerprint as its state is not graded again
-(unless forced), so an interrupted run picks up where it stopped; the reports are written
-from these summaries.
+gradebook. A hand-in whose fingerprint is the one of its state is not graded again (unless
+forced), so an interrupted run picks up where it stopped; the reports are written from
+these summaries.
+
+The fingerprint covers the submission (every file of its folder) *and* what grades it
+(:func:`grading_context`): the released notebooks, the graded cells of the source (tests
+and points), the gradebook's URL, the due date and the late-penalty configuration. Change
+any of these and the assignment's hand-ins are graded again.
 """
 
 from __future__ import annotations
@@ -11,15 +16,40 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .records import HandIn, HandInSummary
 
-__all__ = ["ResumeState", "fingerprint"]
+if TYPE_CHECKING:
+    from .nbgrader_setup import NbgraderCourse
+
+__all__ = ["ResumeState", "fingerprint", "grading_context"]
 
 
-def fingerprint(folder: Path) -> str:
-    """A digest of every file under ``folder``: names and contents."""
+def grading_context(course: NbgraderCourse, assignment: str) -> str:
+    """A digest of what grades ``assignment``'s hand-ins: its released notebooks, the graded
+    cells of its source (tests and points), the gradebook URL, its due date and the late
+    policy."""
     digest = hashlib.sha256()
+    release = course.release_folder(assignment)
+    for path in sorted(release.glob("*.ipynb")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    due = course.deadlines.due(assignment)
+    context = {
+        "spec": course.grading_spec(assignment),
+        "db_url": course.coursedir.db_url,
+        "due": due.isoformat() if due else None,
+        "late": course.late_policy(),
+    }
+    digest.update(json.dumps(context, sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def fingerprint(folder: Path, context: str = "") -> str:
+    """A digest of every file under ``folder`` (names and contents), and of ``context``
+    (:func:`grading_context`)."""
+    digest = hashlib.sha256(context.encode())
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         digest.update(str(path.relative_to(folder)).encode())
         digest.update(path.read_bytes())

@@ -1,8 +1,16 @@
-"""Shared fixtures of the class grader's tests: notebook 01's release and a scratch nbgrader
-course generated once per test process (each test that writes to it gets a clone)."""
+"""Shared fixtures of the class grader's tests: notebook 01's release, a scratch nbgrader
+course generated once per test process (each test that writes to it gets a clone), and a
+PostgreSQL server for the shared-gradebook tests."""
 
 from __future__ import annotations
 
+import glob
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
@@ -44,3 +52,73 @@ def course(generated_course: ScratchCourse, tmp_path: Path) -> ScratchCourse:
 def limits() -> Limits:
     """Tight limits for the test classes: the hostile ones loop, fork and fill memory."""
     return Limits(wall_seconds=30, cell_seconds=5, memory_mib=3072, output_kib=256)
+
+
+def _postgres_bin() -> Path | None:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
+    return Path(found[-1]).parent if found else None
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A PostgreSQL server (Debian's package, ``make system-packages``) on loopback in a
+    temporary folder, stopped at the end: its URL without a database. Skips without it."""
+    bin_dir = _postgres_bin()
+    if bin_dir is None:
+        pytest.skip("no PostgreSQL server here (Debian's postgresql package provides one)")
+    pytest.importorskip("psycopg", reason="psycopg is needed for a PostgreSQL gradebook")
+    # PostgreSQL refuses to run as root: as root, the server runs as Debian's postgres user.
+    as_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    folder = Path(tempfile.mkdtemp(prefix="gradebook-pg-"))
+    os.chmod(folder, 0o755)
+    if as_user:
+        shutil.chown(folder, "postgres", "postgres")
+    data, port = folder / "data", _free_port()
+
+    def run(*command: str) -> None:
+        subprocess.run([*as_user, *command], check=True, capture_output=True, timeout=120)
+
+    run(str(bin_dir / "initdb"), "-D", str(data), "-U", "grader", "--auth=trust")
+    options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1"
+    run(
+        str(bin_dir / "pg_ctl"),
+        "-D",
+        str(data),
+        "-o",
+        options,
+        "-l",
+        f"{folder}/log",
+        "-w",
+        "start",
+    )
+    try:
+        yield f"postgresql://grader@127.0.0.1:{port}"
+    finally:
+        run(str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop")
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def new_database(server: str, name: str) -> str:
+    """An empty database ``name`` on the PostgreSQL ``server``: its URL."""
+    import psycopg
+
+    host_port = server.rsplit("@", 1)[1]
+    host, port = host_port.split(":")
+    with psycopg.connect(
+        host=host, port=int(port), user="grader", dbname="postgres", autocommit=True
+    ) as connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
+    return f"{server}/{name}"
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str, request: pytest.FixtureRequest) -> str:
+    """An empty gradebook database of its own on the PostgreSQL server."""
+    name = "gb_" + "".join(c if c.isalnum() else "_" for c in request.node.name)[:50].lower()
+    return new_database(postgres_server, name)

@@ -166,3 +166,62 @@ def test_a_second_run_grades_only_what_changed(graded: dict) -> None:
     summaries = grader.grade([ASSIGNMENT], log=log.append)
     assert log[0].startswith("1 submission(s) to grade")
     assert {s.student: s.score for s in summaries}["alice"] == 9
+
+
+def test_what_grades_a_submission_is_part_of_the_resume_key(
+    generated_course: ScratchCourse, tmp_path: Path, limits: Limits
+) -> None:
+    """Two assignments (the same notebook under two names), two students each. A test
+    cell's points changed in one assignment's source: exactly its submissions are graded
+    again, and the gradebook's max score follows. ``students`` regrades only those; a
+    student whose folder is removed leaves the reports."""
+    course = generated_course.clone(tmp_path / "course")
+    root, again = course.root, "01_again"
+    shutil.copytree(root / "source" / ASSIGNMENT, root / "source" / again)
+    shutil.copytree(root / "release" / ASSIGNMENT, root / "release" / again)
+    for assignment in (ASSIGNMENT, again):
+        for student, notebook in (("alice", course.solved(demos=False)), ("carol", None)):
+            folder = root / "submitted" / student / assignment
+            folder.mkdir(parents=True)
+            nbformat.write(notebook or course.released(), folder / NOTEBOOK)
+
+    def grade(**options: object) -> tuple[list[str], dict[tuple[str, str], HandInSummary]]:
+        log: list[str] = []
+        grader = ClassGrader(root, workers=2, limits=limits, progress=False, **options)
+        summaries = grader.grade([ASSIGNMENT, again], log=log.append)
+        return log, {(s.assignment, s.student): s for s in summaries}
+
+    log, _ = grade(feedback=False)
+    assert any(line.startswith("4 submission(s) to grade, 0") for line in log), log
+    source = root / "source" / ASSIGNMENT / NOTEBOOK
+    notebook = nbformat.read(source, 4)
+    test = next(
+        c for c in anatomy.test_cells(notebook) if c.metadata.nbgrader.grade_id == "test_one_hot"
+    )
+    test.metadata.nbgrader.points = 5
+    nbformat.write(notebook, source)
+
+    log, summaries = grade(feedback=False)
+    assert any(line.startswith("2 submission(s) to grade, 2 already") for line in log), log
+    assert (summaries[ASSIGNMENT, "alice"].score, summaries[ASSIGNMENT, "alice"].max_score) == (
+        12,
+        12,
+    )
+    assert summaries[again, "alice"].max_score == 9
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
+        assert gradebook.find_assignment(ASSIGNMENT).max_score == 12
+        assert gradebook.find_assignment(again).max_score == 9
+
+    log, summaries = grade(feedback=False, students=["alice", "nobody"])
+    assert any(line.startswith("2 submission(s) to grade, 0") for line in log), log
+    assert any("no submission from nobody" in line for line in log), log
+    assert set(summaries) == {(a, s) for a in (ASSIGNMENT, again) for s in ("alice", "carol")}
+
+    shutil.rmtree(root / "submitted" / "carol")
+    log, summaries = grade(feedback=False)
+    assert any(line.startswith("0 submission(s) to grade, 2 already") for line in log), log
+    assert set(summaries) == {(ASSIGNMENT, "alice"), (again, "alice")}
+    rows = list(csv.DictReader((root / "reports" / "grades.csv").open()))
+    assert {r["student"] for r in rows} == {"alice"}

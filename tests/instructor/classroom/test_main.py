@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from instructor.classroom.__main__ import collect_zip, main
+from instructor.classroom.nbgrader_setup import NbgraderCourse
 from instructor.scratch_course import ScratchCourse
 
 
@@ -15,19 +16,48 @@ def test_help_names_the_grade_command(capsys: pytest.CaptureFixture[str]) -> Non
     with pytest.raises(SystemExit) as exit_:
         main(["grade", "--help"])
     assert exit_.value.code == 0
-    assert "--scheduler" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    for option in ("--scheduler", "--lms", "--pattern", "--student", "--replace"):
+        assert option in out
 
 
 def test_an_lms_zip_is_collected_into_submitted(course: ScratchCourse, tmp_path: Path) -> None:
-    """``--zip``: nbgrader's zip_collect with the course's file-name pattern."""
+    """``--zip``: the intake reads the names; unused files are listed, never dropped."""
     assignment = course.assignment
+    released = (course.root / "release" / assignment / course.notebook_name).read_text()
     archive = tmp_path / "download.zip"
     with zipfile.ZipFile(archive, "w") as handle:
-        handle.writestr(
-            f"alice_{assignment}.ipynb",
-            (course.root / "release" / assignment / course.notebook_name).read_text(),
-        )
-        handle.writestr(f"bob_{assignment}.ipynb", "{}")
-    collect_zip(course.root, assignment, archive)
+        handle.writestr(f"alice_{assignment}.ipynb", released)
+        handle.writestr(f"bob/{assignment}.ipynb", "{}")
+        handle.writestr("alice_scratch.ipynb", "{}")
+    log: list[str] = []
+    intake = collect_zip(
+        NbgraderCourse(course.root), assignment, archive, lms="plain", log=log.append
+    )
+    assert intake.layout == "plain"
     for student in ("alice", "bob"):
         assert (course.root / "submitted" / student / assignment / course.notebook_name).is_file()
+    assert not (course.root / "submitted" / "alice" / assignment / "timestamp.txt").exists()
+    assert not (course.root / "downloaded").exists()
+    assert any("1 file(s) of the zip NOT used" in line for line in log), log
+    assert any(line.startswith("  alice_scratch.ipynb: ") for line in log), log
+
+
+def test_an_unknown_layout_stops_with_exit_code_2(
+    course: ScratchCourse, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    archive = tmp_path / "odd.zip"
+    with zipfile.ZipFile(archive, "w") as handle:
+        handle.writestr("homework (1).ipynb", "{}")
+        handle.writestr("final-version.ipynb", "{}")
+    code = main(["grade", course.assignment, "--root", str(course.root), "--zip", str(archive)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "--lms" in err and "--pattern" in err
+    assert not (course.root / "submitted").exists()
+
+
+def test_zip_options_need_a_zip(course: ScratchCourse) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["grade", course.assignment, "--root", str(course.root), "--lms", "canvas"])
+    assert exit_.value.code == 2
