@@ -6,13 +6,20 @@ Modules, one job each:
 
 - :mod:`.grade`: the pipeline (``ClassGrader``: Dask orchestration of the parts below);
 - :mod:`.nbgrader_setup`: the course's nbgrader configuration, API and gradebook;
-- :mod:`.resume`: the resume state (what is recorded already, with which files);
+- :mod:`.resume`: the resume state (what is recorded already, with which files and which
+  tests, points, gradebook and late settings);
+- :mod:`.cluster`: the check that a Dask scheduler's workers can grade (``--scheduler``);
+- :mod:`.late`: a per-hour late penalty, an nbgrader ``LateSubmissionPlugin``;
 - :mod:`.staging`: a hand-in read, checked and sanitised before anything runs;
 - :mod:`.integrity`: what a submitted file changed in the released notebook;
 - :mod:`.execute`: one notebook in a sandboxed kernel, its test cells judged;
 - :mod:`.sandbox`: bubblewrap and limits; :mod:`.guard`: runs inside the kernel;
 - :mod:`.replay`: the sandboxed outputs recorded through nbgrader's ``autograde``;
 - :mod:`.feedback`: nbgrader's feedback HTML; :mod:`.reports`: grades CSV, integrity report;
+- :mod:`.similarity`: near copies of the solutions or of each other.
+
+LMS downloads are read by :mod:`instructor.lms.intake`; grades for an LMS are written by
+:mod:`instructor.lms.export`.
 - :mod:`.records`: the typed records the parts hand each other.
 
 The benchmark against plain nbgrader is :mod:`instructor.benchmark_class_grading`.
