@@ -45,3 +45,10 @@ c.LateSubmissionPlugin.penalty_method = "none"
 # nbgrader's own `nbgrader zip_collect`: files named <student>_<notebook>.ipynb (student ids
 # without "_").
 c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+\.ipynb)$"
+
+# Feedback never shows hidden tests or solution lines: each test cell's visible part, the
+# student's error message whole and wrapped (instructor/classroom/feedback_preprocessor.py).
+# The class grader and a plain `nbgrader generate_feedback` both read this.
+from instructor.classroom.feedback_preprocessor import feedback_config  # noqa: E402
+
+c.merge(feedback_config())

@@ -1,5 +1,9 @@
 """Feedback HTML for the recorded hand-ins: nbgrader's own ``generate_feedback``.
 
+The HTML never shows a hidden test: :func:`feedback_for` adds
+:class:`.feedback_preprocessor.RedactFeedback` to nbgrader's ``GenerateFeedback``
+preprocessors (:func:`.feedback_preprocessor.feedback_config`) on the API it uses.
+
 Feedback only reads the gradebook and the autograded notebooks, so with the embedded
 cluster (this machine) the Dask workers write it in parallel; with a remote scheduler
 (whose workers may not see the course folder) it is written here, one after another.
@@ -11,10 +15,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .feedback_preprocessor import feedback_config
 from .nbgrader_setup import NbgraderCourse
 from .resume import ResumeState
 
-__all__ = ["lacking_feedback", "write_feedback"]
+__all__ = ["feedback_for", "lacking_feedback", "redacting", "write_feedback"]
 
 
 def lacking_feedback(
@@ -30,9 +35,16 @@ def lacking_feedback(
     return missing
 
 
+def redacting(course: NbgraderCourse) -> NbgraderCourse:
+    """``course``, its API's ``generate_feedback`` made to redact hidden tests (idempotent)."""
+    course.api.config.merge(feedback_config())
+    return course
+
+
 def feedback_for(root: Path, db_url: str | None, assignment: str, student: str) -> bool:
-    """nbgrader's ``generate_feedback`` for one hand-in (in a worker); whether it worked."""
-    return NbgraderCourse(root, db_url).generate_feedback(assignment, student)
+    """nbgrader's ``generate_feedback`` for one hand-in (in a worker), hidden tests
+    redacted; whether it worked."""
+    return redacting(NbgraderCourse(root, db_url)).generate_feedback(assignment, student)
 
 
 def write_feedback(

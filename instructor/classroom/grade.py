@@ -225,7 +225,7 @@ class ClassGrader:
         summaries = [
             s for s in self.state.load(assignments) if (s.assignment, s.student) in present
         ]
-        write_reports(self.reports, summaries)
+        write_reports(self.reports, summaries, course=self.course)
         in_order = [graded[hand_in] for hand_in in todo if hand_in in graded]
         for line in run_lines(in_order, skipped, time.perf_counter() - start):
             log(line)

@@ -5,6 +5,8 @@ nbgrader's own sanitising puts test cells back from the gradebook (edited, retyp
 checks name each such attempt for the integrity report, and catch what makes a file
 ungradable (empty, not JSON, not a notebook). A scan of the code flags what honest answers
 never need: replacing library functions, reaching into the kernel, the network, processes.
+After the run, :func:`imports_failure` reads the executed notebook's imports cell: when it
+raised (a ``ModuleNotFoundError``), every later cell that needs its names fails too.
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ from dataclasses import dataclass, field
 import nbformat
 from nbformat import NotebookNode
 
-from instructor.anatomy import is_test_cell
+from instructor.anatomy import IMPORTS_TAG, is_test_cell
 
 __all__ = [
     "Reading",
     "compare_with_release",
+    "imports_failure",
     "normalise",
     "read_submission",
     "scan_code",
@@ -220,3 +223,17 @@ def scan_code(nb: NotebookNode) -> list[str]:
             if found and f"{where}: {found}" not in flags:
                 flags.append(f"{where}: {found}")
     return flags
+
+
+def imports_failure(notebook: NotebookNode | dict) -> str:
+    """The error the executed notebook's imports cell raised (``"ModuleNotFoundError: No
+    module named 'x'"``), or ``""`` when it ran cleanly (or has no outputs)."""
+    for cell in notebook.get("cells", []):
+        if cell.get("cell_type") != "code" or IMPORTS_TAG not in cell.get("metadata", {}).get(
+            "tags", ()
+        ):
+            continue
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                return f"{output.get('ename', 'Error')}: {output.get('evalue', '')}".strip()
+    return ""

@@ -106,13 +106,19 @@ class NotebookSummary:
     """From here on: None where the gradebook has nothing for the notebook."""
     max_score: float | None = None
     cells: tuple[CellGrade, ...] | None = None
+    imports_error: str = ""
+    """The error the imports cell raised (``ModuleNotFoundError: ...``), ``""`` if none: then
+    every later cell that needs its names fails. Absent from older state files."""
 
     @classmethod
     def screened(cls, screening: Screening) -> NotebookSummary:
         return cls(outcome=screening.outcome, notes=screening.notes, flags=screening.flags)
 
     def executed(self, result: ExecutionResult) -> NotebookSummary:
-        """This summary with the outcome of the notebook's execution."""
+        """This summary with the outcome of the notebook's execution (the imports cell's
+        error read from the executed notebook's outputs)."""
+        from .integrity import imports_failure
+
         notes = list(self.notes)
         if result.detail:
             notes.append(result.detail)
@@ -126,6 +132,7 @@ class NotebookSummary:
             restored=result.restored,
             events=result.events,
             seconds=round(result.seconds, 2),
+            imports_error=imports_failure(result.notebook),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -143,6 +150,8 @@ class NotebookSummary:
             data["score"] = self.score
             data["max_score"] = self.max_score
             data["cells"] = {g.cell: [g.score, g.max_score] for g in self.cells}
+        if self.imports_error:
+            data["imports_error"] = self.imports_error
         return data
 
     @classmethod
@@ -162,6 +171,7 @@ class NotebookSummary:
             cells=None
             if cells is None
             else tuple(CellGrade(c, s, m) for c, (s, m) in cells.items()),
+            imports_error=data.get("imports_error", ""),
         )
 
 

@@ -19,3 +19,27 @@ def test_only_recorded_hand_ins_without_feedback(tmp_path: Path) -> None:
     (tmp_path / "feedback" / "bob" / "x").mkdir(parents=True)
     assert lacking_feedback(tmp_path, state, ["x", "y"]) == [("x", "bob"), ("x", "carol")]
     assert len(lacking_feedback(tmp_path, state, ["x"], force=True)) == 3
+
+
+def test_the_feedback_api_redacts(tmp_path: Path) -> None:
+    """The API ``feedback_for`` uses runs RedactFeedback after nbgrader's own two."""
+    from instructor.classroom.feedback import redacting
+    from instructor.classroom.feedback_preprocessor import RedactFeedback
+
+    class Api:
+        def __init__(self) -> None:
+            from traitlets.config import Config
+
+            self.config = Config()
+
+    class Course:
+        api = Api()
+
+    course = redacting(Course())  # type: ignore[arg-type]
+    preprocessors = course.api.config.GenerateFeedback.preprocessors
+    assert [p.__name__ for p in preprocessors] == [
+        "GetGrades",
+        "CSSHTMLHeaderPreprocessor",
+        "RedactFeedback",
+    ]
+    assert RedactFeedback().enabled

@@ -9,6 +9,7 @@ import pytest
 from instructor import anatomy
 from instructor.classroom.integrity import (
     compare_with_release,
+    imports_failure,
     normalise,
     read_submission,
     scan_code,
@@ -81,3 +82,18 @@ def test_suspicious_code_is_flagged(released_copy: nbformat.NotebookNode) -> Non
     assert "assigns torch.allclose" in flags
     assert "imports ctypes" in flags
     assert "get_ipython" in flags
+
+
+def test_a_failing_imports_cell_is_read_from_the_outputs(
+    released_copy: nbformat.NotebookNode,
+) -> None:
+    nb = released_copy
+    assert imports_failure(nb) == ""
+    cell = anatomy.imports_cell(nb)
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "error", ename="ModuleNotFoundError", evalue="No module named 'x'", traceback=[]
+        )
+    ]
+    assert imports_failure(nb) == "ModuleNotFoundError: No module named 'x'"
+    assert imports_failure(dict(nb)) == "ModuleNotFoundError: No module named 'x'"

@@ -75,3 +75,30 @@ def test_a_hand_in_scores_the_sum_of_its_notebooks() -> None:
     }
     summary = HandInSummary("s", "x", notebooks=notebooks)
     assert (summary.score, summary.max_score) == (1.5, 2.0)
+
+
+def test_the_imports_cell_error_is_read_from_the_executed_notebook() -> None:
+    imports = {
+        "cell_type": "code",
+        "metadata": {"tags": ["imports"]},
+        "source": "import seaborn",
+        "outputs": [
+            {
+                "output_type": "error",
+                "ename": "ModuleNotFoundError",
+                "evalue": "No module named 'seaborn'",
+                "traceback": [],
+            }
+        ],
+    }
+    result = ExecutionResult({"cells": [imports]})
+    summary = NotebookSummary.screened(Screening("nb")).executed(result)
+    assert summary.imports_error == "ModuleNotFoundError: No module named 'seaborn'"
+    assert NotebookSummary.from_json(summary.to_json()) == summary
+    clean = NotebookSummary.screened(Screening("nb")).executed(EXECUTED)
+    assert clean.imports_error == "" and "imports_error" not in clean.to_json()
+
+
+def test_an_older_state_file_still_loads() -> None:
+    old = {"outcome": "ok", "notes": [], "flags": [], "zeroed": {}, "seconds": 1.0}
+    assert NotebookSummary.from_json(old).imports_error == ""

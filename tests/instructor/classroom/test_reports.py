@@ -2,17 +2,32 @@
 
 from __future__ import annotations
 
+import ast
 import csv
 import json
 from pathlib import Path
 
+from instructor import anatomy
 from instructor.classroom.records import (
     CellGrade,
     HandInSummary,
     NotebookSummary,
     ZeroedTest,
 )
-from instructor.classroom.reports import GRADES_HEADER, attention, run_lines, write_reports
+from instructor.classroom.reports import (
+    COURSE_TOTAL,
+    GRADES_HEADER,
+    TOTALS_HEADER,
+    attention,
+    cell_outcome,
+    copy_report,
+    integrity_markdown,
+    run_lines,
+    write_reports,
+    zero_reason,
+)
+from instructor.classroom.similarity import SOLUTIONS
+from instructor.grading_cases import load_cases
 
 HONEST = HandInSummary(
     "alice",
@@ -61,12 +76,14 @@ def test_everything_about_a_hostile_hand_in_is_listed() -> None:
         "extra notebook y.ipynb (not graded)",
         "nbgrader autograde failed: boom",
         "x: time limit",
+        "x: scored 0, not for wrong answers: time limit",
         "x: edited test cell test_a (restored from the gradebook)",
         "x: test_a scored 0: test_a did not run",
         "x: undone before a test: torch.allclose was replaced (before test_a)",
         "x: the kernel started a subprocess",
         "x: suspicious code: a: imports ctypes",
         "z: missing",
+        "z: scored 0, not for wrong answers: missing",
         "z: no z.ipynb in the submission",
     ]
 
@@ -76,9 +93,9 @@ def test_the_reports_are_written(tmp_path: Path) -> None:
     rows = list(csv.reader((tmp_path / "reports" / "grades.csv").open()))
     assert rows == [
         list(GRADES_HEADER),
-        ["alice", "x", "x", "test_a", "2.0", "2.0", "ok"],
-        ["alice", "x", "x", "test_b", "1.0", "1.0", "ok"],
-        ["mallory", "x", "x", "test_a", "0.0", "2.0", "time limit"],
+        ["alice", "x", "x", "test_a", "2.0", "2.0", "passed"],
+        ["alice", "x", "x", "test_b", "1.0", "1.0", "passed"],
+        ["mallory", "x", "x", "test_a", "0.0", "2.0", "not run"],
     ]
     markdown = (tmp_path / "reports" / "integrity.md").read_text()
     assert markdown.startswith("# Integrity report\n\n1 of 2 submission(s) need a look.\n")
@@ -95,3 +112,186 @@ def test_the_run_lines_count_outcomes_and_errors() -> None:
         "1 submission(s) in the integrity report; 1 grader error(s)",
         "  mallory/x: nbgrader autograde failed: boom",
     ]
+
+
+def _notebook(outcome: str = "ok", cells=(), zeroed=(), imports_error: str = ""):
+    return NotebookSummary(
+        outcome=outcome,
+        zeroed=tuple(zeroed),
+        restored=(),
+        events=(),
+        seconds=1.0,
+        score=sum(c.score or 0 for c in cells),
+        max_score=sum(c.max_score or 0 for c in cells),
+        cells=tuple(cells),
+        imports_error=imports_error,
+    )
+
+
+def test_each_cell_is_passed_failed_not_run_or_zeroed() -> None:
+    record = _notebook(
+        "time limit",
+        [
+            CellGrade("test_a", 2.0, 2.0),
+            CellGrade("test_b", 0.0, 1.0),
+            CellGrade("test_c", 0.0, 1.0),
+            CellGrade("test_d", 0.0, 1.0),
+        ],
+        [
+            ZeroedTest("test_c", "test_c did not run (time limit: stopped)"),
+            ZeroedTest("test_d", "while test_d ran: torch.allclose was replaced"),
+        ],
+    )
+    assert [cell_outcome(record, g) for g in record.cells] == [
+        "passed",
+        "failed",
+        "not run",
+        "zeroed",
+    ]
+    missing = NotebookSummary(outcome="missing", score=0.0, max_score=1.0, cells=())
+    assert cell_outcome(missing, CellGrade("test_a", 0.0, 1.0)) == "not run"
+
+
+def test_a_blank_notebook_fails_its_tests_and_needs_no_look() -> None:
+    blank = HandInSummary(
+        "carol", "x", notebooks={"x": _notebook(cells=[CellGrade("test_a", 0.0, 3.0)])}
+    )
+    assert cell_outcome(blank.notebooks["x"], CellGrade("test_a", 0.0, 3.0)) == "failed"
+    assert zero_reason(blank.notebooks["x"]) == ""
+    assert attention(blank) == []
+
+
+def test_a_failing_imports_cell_is_flagged() -> None:
+    error = "ModuleNotFoundError: No module named 'seaborn'"
+    cells = [CellGrade("test_a", 0.0, 3.0), CellGrade("test_b", 0.0, 3.0)]
+    summary = HandInSummary(
+        "dave", "x", notebooks={"x": _notebook(cells=cells, imports_error=error)}
+    )
+    notes = attention(summary)
+    assert f"x: the imports cell failed ({error}): every later cell that needs its names fails" in (
+        notes
+    )
+    assert f"x: scored 0, not for wrong answers: its imports cell failed ({error})" in notes
+    report = integrity_markdown([HONEST, summary])
+    assert "1 of 2 submission(s) need a look." in report and "seaborn" in report
+    # With some points the imports cell is still named, the zero is not.
+    partial = HandInSummary(
+        "erin",
+        "x",
+        notebooks={"x": _notebook(cells=[CellGrade("test_a", 3.0, 3.0)], imports_error=error)},
+    )
+    assert [line for line in attention(partial) if "scored 0" in line] == []
+    assert any("imports cell failed" in line for line in attention(partial))
+
+
+def test_every_zero_that_is_not_a_wrong_answer_is_flagged() -> None:
+    for outcome in ("time limit", "kernel died", "missing", "unreadable", "grader error"):
+        record = NotebookSummary(outcome=outcome, score=0.0, max_score=3.0, cells=())
+        assert zero_reason(record) == outcome
+    not_run = _notebook(
+        cells=[CellGrade("test_a", 0.0, 3.0)], zeroed=[ZeroedTest("test_a", "test_a did not run")]
+    )
+    assert zero_reason(not_run) == "no test cell ran"
+
+
+def _totals(folder: Path) -> list[dict[str, str]]:
+    with (folder / "totals.csv").open() as handle:
+        reader = csv.DictReader(handle)
+        assert tuple(reader.fieldnames or ()) == TOTALS_HEADER
+        return list(reader)
+
+
+def test_totals_per_assignment_and_over_the_course(tmp_path: Path) -> None:
+    y = HandInSummary(
+        "alice", "y", notebooks={"y": _notebook(cells=[CellGrade("test_a", 4.0, 6.0)])}
+    )
+    write_reports(tmp_path, [HONEST, HOSTILE, y])
+    rows = _totals(tmp_path)
+    assert rows == [
+        {"student": "alice", "assignment": "x", "score": "3", "max_score": "3",
+         "late_penalty": "", "final": "3"},
+        {"student": "alice", "assignment": "y", "score": "4", "max_score": "6",
+         "late_penalty": "", "final": "4"},
+        {"student": "alice", "assignment": COURSE_TOTAL, "score": "7", "max_score": "9",
+         "late_penalty": "", "final": "7"},
+        {"student": "mallory", "assignment": "x", "score": "0", "max_score": "3",
+         "late_penalty": "", "final": "0"},
+        {"student": "mallory", "assignment": "y", "score": "", "max_score": "6",
+         "late_penalty": "", "final": ""},
+        {"student": "mallory", "assignment": COURSE_TOTAL, "score": "0", "max_score": "9",
+         "late_penalty": "", "final": "0"},
+    ]  # fmt: skip
+
+
+def test_a_student_whose_folder_was_removed_disappears(tmp_path: Path) -> None:
+    write_reports(tmp_path, [HONEST, HOSTILE], present_students={"alice"})
+    for name in ("grades.csv", "totals.csv", "moodle.csv"):
+        rows = list(csv.reader((tmp_path / name).open()))
+        assert "mallory" not in {cell for row in rows for cell in row}, name
+    assert "mallory" not in (tmp_path / "integrity.md").read_text()
+    data = json.loads((tmp_path / "integrity.json").read_text())
+    assert [d["student"] for d in data] == ["alice"]
+
+
+class _Renamer(ast.NodeTransformer):
+    """Every argument and local variable of a function renamed (``v0``, ``v1``, ...)."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+
+    def _new(self, name: str) -> str:
+        return self.names.setdefault(name, f"v{len(self.names)}")
+
+    def visit_arg(self, node: ast.arg) -> ast.arg:
+        node.arg = self._new(node.arg)
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        if isinstance(node.ctx, ast.Store):
+            node.id = self._new(node.id)
+        elif node.id in self.names:
+            node.id = self.names[node.id]
+        return node
+
+
+def _renamed(source: str) -> str:
+    tree = ast.parse(source)
+    function = next(n for n in tree.body if isinstance(n, ast.FunctionDef))
+    renamer = _Renamer()
+    for arg in function.args.args:
+        renamer._new(arg.arg)
+    return ast.unparse(renamer.visit(tree))
+
+
+def test_copies_of_the_solutions_and_of_a_classmate_are_found() -> None:
+    assignment = "06_efficient_attention"
+    released = anatomy.read_released(assignment)
+    solution = anatomy.read_solution(assignment)
+    stubs = anatomy.solution_sources(released)
+    right = [case for case in load_cases(assignment) if case.kind == "right"]
+    assert len(right) >= 5
+    submissions = {
+        case.student: [anatomy.complete(released, {**stubs, case.function: case.source})]
+        for case in right
+    }
+    honest = next(case for case in right if case.function == "linear_attention")
+    submissions["copier"] = [anatomy.complete(released, {**stubs, honest.function: honest.source})]
+    reference = anatomy.solution_sources(solution)["sliding_window_attention"]
+    submissions["renamer"] = [
+        anatomy.complete(released, {**stubs, "sliding_window_attention": _renamed(reference)})
+    ]
+    assert "v0" in _renamed(reference) and _renamed(reference) != reference
+    pairs = copy_report(submissions, [solution], [released])
+    found = {(frozenset((p.student_a, p.student_b)), p.function) for p in pairs}
+    assert found == {
+        (frozenset(("copier", honest.student)), "linear_attention"),
+        (frozenset(("renamer", SOLUTIONS)), "sliding_window_attention"),
+    }, pairs
+    assert all(p.similarity >= 0.75 for p in pairs)
+    summaries = [HandInSummary(s, assignment) for s in sorted(submissions)]
+    report = integrity_markdown(summaries, {assignment: pairs})
+    # Both students of a pair are listed: which one copied is for the instructor to find.
+    assert f"3 of {len(summaries)} submission(s) need a look." in report
+    assert "## Near copies" in report
+    assert "| 06_efficient_attention | sliding_window_attention | renamer | solutions/ |" in report
+    assert "near copy of the reference solution" in report
