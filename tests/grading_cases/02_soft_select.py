@@ -38,6 +38,12 @@ CASES = [
         "skips the last key (off by one)",
         {"enumerate(K)": "enumerate(K[:-1])"},
     ),
+    Mutation(
+        "hard_select",
+        "absolute tolerance: too strict for keys of size 1e6",
+        {"np.allclose(q, key)": "np.all(np.abs(q - key) < 1e-9)"},
+        message="a fixed absolute tolerance is too strict",
+    ),
     Case(
         "hard_select",
         "right",
@@ -123,6 +129,16 @@ def dot_scores(q, K):
         },
     ),
     Mutation("additive_scores", "K @ W_k instead of K @ W_k.T", {"K @ W_k.T": "K @ W_k"}),
+    Mutation(
+        "additive_scores",
+        "tanh written with exponentials: overflows for large inputs",
+        {
+            "np.tanh(W_q @ q + K @ W_k.T)": (
+                "(np.exp(2 * (W_q @ q + K @ W_k.T)) - 1) / (np.exp(2 * (W_q @ q + K @ W_k.T)) + 1)"
+            )
+        },
+        message="use np.tanh rather than a formula with exponentials",
+    ),
     Case(
         "additive_scores",
         "right",
@@ -177,6 +193,18 @@ def additive_scores(q, K, W_q, W_k, w):
             "x.max(axis=axis, keepdims=True)": "x.max(axis=-1, keepdims=True)",
             "exps.sum(axis=axis, keepdims=True)": "exps.sum(axis=-1, keepdims=True)",
         },
+    ),
+    Mutation(
+        "softmax",
+        "normalised over the whole array instead of along the axis",
+        {"exps.sum(axis=axis, keepdims=True)": "exps.sum()"},
+        message="sums to one over the whole array",
+    ),
+    Mutation(
+        "softmax",
+        "subtracts the minimum instead of the maximum",
+        {"x.max(axis=axis, keepdims=True)": "x.min(axis=axis, keepdims=True)"},
+        message="subtract each row's maximum",
     ),
     Case(
         "softmax",
@@ -241,6 +269,23 @@ def softmax(x, axis=-1):
         "soft_select",
         "np.sqrt(d) upcasts float32 to float64",
         {"math.sqrt(d)": "np.sqrt(d)"},
+    ),
+    Mutation(
+        "soft_select",
+        "squeezes the output: a scalar when dv = 1",
+        {"return weights @ V": "return (weights @ V).squeeze()"},
+    ),
+    Case(
+        "soft_select",
+        "wrong",
+        "temperature clamped to 0.01 to avoid overflow, naive exp",
+        """
+def soft_select(q, K, V, temperature=1.0):
+    temperature = max(temperature, 0.01)  # tiny temperatures overflowed
+    scores = K @ q / (math.sqrt(q.shape[0]) * temperature)
+    weights = np.exp(scores)
+    return (weights / weights.sum()) @ V
+""",
     ),
     Case(
         "soft_select",

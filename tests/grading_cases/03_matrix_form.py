@@ -40,7 +40,10 @@ CASES = [
             "    I, W_q, W_k, W_v = I.float(), W_q.float(), W_k.float(), W_v.float()\n"
             "    Q = W_q @ I"
         ),
-    }),
+    }, message="O for float64 inputs has dtype torch.float32"),
+    Mutation("self_attention_columns", "returns A_prime transposed (one row per query)", {
+        "return O, A_prime": "return O, A_prime.T",
+    }, message="A_prime is transposed"),
     Mutation("self_attention_columns", "scales the input in place", {
         "    Q = W_q @ I": "    W_q /= math.sqrt(W_q.shape[0])\n    Q = W_q @ I",
         "K.T @ Q / math.sqrt(Q.shape[0])": "K.T @ Q",
@@ -93,6 +96,18 @@ def self_attention_columns(I, W_q, W_k, W_v):
     }),
     Mutation("attention", "K.T only works without batch dims", {"K.transpose(-2, -1)": "K.T"}),
     Mutation("attention", "mask ignored", {MASKING: ""}),
+    Mutation("attention", "boolean indexing scores[~mask] = -inf: no broadcasting", {
+        MASKING: '    if mask is not None:\n        scores[~mask] = float("-inf")\n',
+    }, message="boolean indexing such as scores[~mask]"),
+    Mutation("attention", "weights returned transposed (n_k, n_q)", {
+        "return weights @ V, weights": "return weights @ V, weights.transpose(-2, -1)",
+    }, message="is the result transposed"),
+    Mutation("attention", "hard-codes float32", {
+        "    scores = Q @ K.transpose(-2, -1)": (
+            "    Q, K, V = Q.float(), K.float(), V.float()\n"
+            "    scores = Q @ K.transpose(-2, -1)"
+        ),
+    }, message="out for float64 inputs has dtype torch.float32"),
     Mutation("attention", "scales Q in place", {
         "scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])":
             "Q /= math.sqrt(Q.shape[-1])\n    scores = Q @ K.transpose(-2, -1)",

@@ -18,6 +18,9 @@ CASES = [
     Mutation("split_heads", "transposes the last two dims instead", {
         "heads.transpose(-3, -2)": "heads.transpose(-2, -1)",
     }),
+    Mutation("split_heads", "converts X to float32 'to be safe'", {
+        "*batch, n, d = X.shape": "X = X.float()\n    *batch, n, d = X.shape",
+    }, message="split_heads(X, 2) for a float64 X has dtype torch.float32"),
     Mutation("split_heads", "heads as interleaved columns", {
         "X.reshape(*batch, n, num_heads, d // num_heads)":
             "X.reshape(*batch, n, d // num_heads, num_heads)",
@@ -53,6 +56,13 @@ def split_heads(X, num_heads):
     Mutation("merge_heads", "reshape only, no transpose", {
         "X.transpose(-3, -2).reshape(": "X.reshape(",
     }),
+    Mutation("merge_heads", "fills a float32 buffer", {
+        "    return X.transpose(-3, -2).reshape(*batch, n, h * dh)": (
+            "    out = torch.zeros(*batch, n, h * dh)\n"
+            "    out[...] = X.transpose(-3, -2).reshape(*batch, n, h * dh)\n"
+            "    return out"
+        ),
+    }, message="merge_heads(X) for a float64 X has dtype torch.float32"),
     Mutation("merge_heads", "heads interleaved (dh before h)", {
         "X.transpose(-3, -2)": "X.permute(*range(len(batch)), -2, -1, -3)",
     }),
@@ -129,7 +139,7 @@ CASES += [
             "        for layer in (self.W_q, self.W_k, self.W_v, self.W_o):\n"
             "            layer.float()\n"
             "        Q = split_heads(self.W_q(X), self.num_heads)",
-    }),
+    }, message="out of the layer in float64 (.double(), float64 X) has dtype torch.float32"),
     Case("MultiHeadSelfAttention", "right", "einsum, heads split inline", '''
 class MultiHeadSelfAttention(nn.Module):
     def __init__(self, d_model, num_heads, bias=True):

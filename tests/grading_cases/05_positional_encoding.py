@@ -33,6 +33,9 @@ CASES = [
             "",
         "return pe.flatten(-2).to(": "return pe.flatten(-2)[:, :d_model].to(",
     }),
+    Mutation("sinusoidal_encoding", "returns float64, the dtype of its angles", {
+        "return pe.flatten(-2).to(torch.get_default_dtype())": "return pe.flatten(-2)",
+    }, message="the docstring promises PyTorch's default dtype"),
     Case("sinusoidal_encoding", "right", "a double loop with math.sin and math.cos", '''
 def sinusoidal_encoding(num_positions, d_model):
     if d_model % 2 == 1:
@@ -109,7 +112,7 @@ def relative_positions(n, max_distance):
             "out = torch.zeros(x.shape)\n"
             "    out[...] = rotated.flatten(-2)\n"
             "    return out",
-    }),
+    }, message="apply_rope(x) for a float64 x has dtype torch.float32"),
     Mutation("apply_rope", "rotates x in place", {
         "return rotated.flatten(-2)": "return x.copy_(rotated.flatten(-2))",
     }),

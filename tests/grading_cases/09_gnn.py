@@ -101,10 +101,10 @@ def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
     }),
     Mutation("graph_attention", "softmax over the queries (dim=0)", {
         'float("-inf")), dim=-1)': 'float("-inf")), dim=0)',
-    }),
+    }, message="normalises over the wrong axis"),
     Mutation("graph_attention", "NaN for nodes without in-neighbours", {
         ZERO_ISOLATED: "",
-    }),
+    }, message="Nodes 3 and 4 have no in-neighbour"),
     Mutation("graph_attention", "uniform weights (mean of all V) for isolated nodes", {
         'float("-inf")': "-1e9",
         ZERO_ISOLATED: "",
@@ -120,7 +120,7 @@ def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
     Mutation("graph_attention", "hard-codes float32", {
         "    Q, K, V =": "    X, W_q, W_k, W_v = X.float(), W_q.float(), W_k.float(), W_v.float()\n"
         "    Q, K, V =",
-    }),
+    }, message="for float64 inputs has dtype torch.float32"),
     Case("graph_attention", "right", "sparse, one score per edge, scatter softmax", '''
 def graph_attention(X, edge_index, W_q, W_k, W_v):
     source, target = edge_index
