@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Measurement", "measure", "peak_memory_mib"]
+__all__ = ["Measurement", "measure", "median_seconds", "peak_memory_mib"]
 
 
 @dataclass(frozen=True)
@@ -82,10 +82,16 @@ def measure(function: Callable[..., Any], *args: Any, repeats: int = 3) -> Measu
     timings taken in the same process, or run each measurement in a fresh one (as the
     ``attention`` command does).
     """
+    seconds = median_seconds(function, *args, repeats=repeats)
+    return Measurement(seconds, peak_memory_mib(lambda: function(*args)))
+
+
+def median_seconds(function: Callable[..., Any], *args: Any, repeats: int = 3) -> float:
+    """Median wall time of ``repeats`` calls of ``function(*args)``, after a warm-up call."""
     function(*args)
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
         function(*args)
         times.append(time.perf_counter() - start)
-    return Measurement(statistics.median(times), peak_memory_mib(lambda: function(*args)))
+    return statistics.median(times)

@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import argparse
 import csv
-import statistics
-import time
-from collections.abc import Callable
 from datetime import datetime
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from helpers.measure import median_seconds
 from instructor.anatomy import reference_functions
 from instructor.paths import BENCHMARKS
 
@@ -32,17 +30,6 @@ RESULTS_CSV = Path(str(files("helpers") / "results" / "rnn_vs_attention.csv"))
 
 METHODS = ("RNN", "causal softmax attention")
 LENGTHS = (64, 128, 256, 512, 1024, 2048, 4096, 8192)
-
-
-def _median_seconds(function: Callable[..., Any], *args: Any, repeats: int) -> float:
-    """The notebook's ``median_seconds``: median of ``repeats`` calls after a warm-up call."""
-    function(*args)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function(*args)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def benchmark_rnn_vs_attention(
@@ -68,8 +55,8 @@ def benchmark_rnn_vs_attention(
         for n in lengths:
             X = torch.randn(n, d, generator=generator)
             timed = {
-                "RNN": _median_seconds(rnn_forward, X, W_x, W_h, b, repeats=repeats),
-                "causal softmax attention": _median_seconds(
+                "RNN": median_seconds(rnn_forward, X, W_x, W_h, b, repeats=repeats),
+                "causal softmax attention": median_seconds(
                     causal_softmax_attention, X, repeats=repeats
                 ),
             }

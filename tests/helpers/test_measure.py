@@ -25,3 +25,11 @@ def test_measure_returns_the_median_and_calls_the_function() -> None:
     assert isinstance(result, Measurement)
     assert calls == [7] * 5  # a warm-up run, three timed runs, one run for the memory
     assert 0 <= result.seconds < 1
+
+
+def test_median_seconds_warms_up_then_times_each_repeat() -> None:
+    from helpers.measure import median_seconds
+
+    calls = []
+    seconds = median_seconds(lambda x: calls.append(x), 1, repeats=4)
+    assert calls == [1] * 5 and seconds >= 0
