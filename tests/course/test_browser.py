@@ -22,12 +22,11 @@ import shutil
 import nbformat
 import pytest
 
+from instructor.paths import NOTEBOOKS, SOLUTIONS
 from support.studentview import (
     ARTIFACTS,
     CHROMIUM,
     CHROMIUM_ARGS,
-    NOTEBOOKS,
-    SOLUTIONS,
     Lab,
     browser_skip_reason,
     completed_notebook,

@@ -28,8 +28,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from instructor.paths import NOTEBOOKS
 from support.studentview import (
-    NOTEBOOKS,
     ColabEnv,
     assignments,
     colab_version,

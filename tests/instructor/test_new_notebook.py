@@ -184,18 +184,18 @@ def test_refuses_an_existing_or_malformed_id(course: Path, notebook_id: str, mes
 
 
 def test_refuses_an_empty_title(course: Path) -> None:
-    refused = new_notebook(course, "10_other", "--title", " ")
+    refused = new_notebook(course, "11_other", "--title", " ")
     assert refused.returncode == 2 and "give the notebook a title" in refused.stderr
-    assert not (course / "solutions" / "10_other").exists()
+    assert not (course / "solutions" / "11_other").exists()
 
 
 def test_refuses_files_left_without_an_entry(tmp_path: Path) -> None:
     course = registry.parse((COURSE_ROOT / "course.toml").read_text(encoding="utf-8"))
     (tmp_path / "tests" / "grading_cases").mkdir(parents=True)
-    (tmp_path / "tests" / "grading_cases" / "10_left.py").write_text("CASES = []\n")
-    with pytest.raises(NewNotebookError, match="tests/grading_cases/10_left.py is there"):
-        check_new_id("10_left", course, tmp_path)
-    check_new_id("10_fresh", course, tmp_path)
+    (tmp_path / "tests" / "grading_cases" / "11_left.py").write_text("CASES = []\n")
+    with pytest.raises(NewNotebookError, match="tests/grading_cases/11_left.py is there"):
+        check_new_id("11_left", course, tmp_path)
+    check_new_id("11_fresh", course, tmp_path)
 
 
 def test_entry_goes_in_id_order_with_the_comments_kept() -> None:

@@ -147,7 +147,15 @@ def test_feedback_and_integrity_report(graded: dict) -> None:
     feedback = root / "feedback" / "alice" / ASSIGNMENT / f"{ASSIGNMENT}.html"
     assert feedback.exists() and "test_one_hot" in feedback.read_text()
     report = (root / "reports" / "integrity.md").read_text()
-    assert "## alice" not in report
+    # alice handed in the reference solution itself: its near copies are her only notes.
+    alice_notes = [
+        line
+        for line in report.split("## alice", 1)[1].split("\n## ", 1)[0].splitlines()[1:]
+        if line.strip()
+    ]
+    assert alice_notes and all(
+        "near copy of the reference solution" in line for line in alice_notes
+    ), alice_notes
     assert "## patched_comparisons" in report and "torch.allclose was replaced" in report
     data = json.loads((root / "reports" / "integrity.json").read_text())
     assert len(data) == len(graded["summaries"])
