@@ -175,10 +175,11 @@ class ClassGrader:
                     skipped += 1
                 else:
                     todo.append(hand_in)
+        isolated = isolation()  # a bubblewrap probe: a subprocess, so once
         log(
             f"{len(todo)} submission(s) to grade, {skipped} already graded; "
-            f"isolation: {isolation()}"
-            + ("" if isolation() == "bwrap" else " (NOT isolated: see the README)")
+            f"isolation: {isolated}"
+            + ("" if isolated == "bwrap" else " (NOT isolated: see docs/instructors.md)")
         )
         graded: dict[HandIn, HandInSummary] = {}
         staged: dict[HandIn, Staged] = {}
