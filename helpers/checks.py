@@ -21,11 +21,13 @@ import torch
 ArrayLike = torch.Tensor | np.ndarray
 
 __all__ = [
+    "check_choice",
     "check_close",
     "check_largest_tensor",
     "check_dtype",
     "check_no_known_mistake",
     "check_no_loop_over_positions",
+    "check_number",
     "check_raises",
     "check_sums_to_one",
     "check_shape",
@@ -305,16 +307,35 @@ def check_largest_tensor(
     Returns:
         What ``function`` returned, for further checks.
     """
-    watcher = _LargestTensor()
-    with watcher:
-        result = function(*args)
-    if watcher.numel > max_numel:
+    result, numel, shape, call = _largest_tensor_while(function, args)
+    if numel > max_numel:
         raise AssertionError(
-            f"{name} created a tensor of shape {watcher.shape} (in `{watcher.call}`), with "
-            f"{watcher.numel:,} elements; a memory-efficient answer needs at most "
+            f"{name} created a tensor of shape {shape} (in `{call}`), with "
+            f"{numel:,} elements; a memory-efficient answer needs at most "
             f"{max_numel:,} here. {hint}".rstrip()
         )
     return result
+
+
+def _largest_tensor_while(
+    function: Callable[..., Any], args: Sequence[Any]
+) -> tuple[Any, int, tuple[int, ...], str]:
+    """``function(*args)``, and the largest tensor torch made meanwhile: its number of
+    elements, its shape and the call that made it. (The class grader measures this inside
+    the student's kernel, where the function runs.)"""
+    watcher = _LargestTensor()
+    with watcher:
+        result = function(*args)
+    return result, watcher.numel, watcher.shape, watcher.call
+
+
+def _torch_calls_while(function: Callable[..., Any], args: Sequence[Any]) -> int:
+    """The number of torch calls made by ``function(*args)``. (Measured inside the
+    student's kernel by the class grader, like :func:`_largest_tensor_while`.)"""
+    counter = _TorchCalls()
+    with counter:
+        function(*args)
+    return counter.count
 
 
 class _TorchCalls(torch.overrides.TorchFunctionMode):
@@ -360,17 +381,14 @@ def check_no_loop_over_positions(
     counts = {}
     for n in (small, large):
         args = make_inputs(n)
-        counter = _TorchCalls()
         try:
-            with counter:
-                function(*args)
+            counts[n] = _torch_calls_while(function, args)
         except NotImplementedError:
             raise
         except Exception as error:  # noqa: BLE001 - reported to the student
             raise AssertionError(
                 f"{name} raised {type(error).__name__} for a sequence of length n = {n}: {error}"
             ) from None
-        counts[n] = counter.count
     if counts[large] - counts[small] >= max((large - small) // 2, 1):
         raise AssertionError(
             f"{name} makes {counts[small]} torch calls for n = {small} but {counts[large]} for "
@@ -379,3 +397,51 @@ def check_no_loop_over_positions(
             f"positions at once with tensor operations. {hint}".rstrip()
         )
     return counts
+
+
+def check_choice(answer: Any, name: str, options: str, correct: str | None = None) -> None:
+    """A concept question answered with one letter (the notebooks' "Check your understanding").
+
+    Args:
+        answer: what the student set, e.g. ``"b"`` (upper case and spaces are accepted).
+        name: the answer's variable, for the message (``"q_saw_rows"``).
+        options: the letters allowed, e.g. ``"abcd"``.
+        correct: the right letter; only hidden tests pass it.
+    """
+    letters = ", ".join(f'"{o}"' for o in options)
+    if answer is None or answer is Ellipsis:
+        raise AssertionError(f"{name} is not answered yet: set it to one letter, one of {letters}.")
+    if not isinstance(answer, str):
+        raise AssertionError(
+            f"{name} should be a string, one letter of {letters}, got {type(answer).__name__} "
+            f'{answer!r}. Write it in quotes, e.g. {name} = "{options[0]}".'
+        )
+    letter = answer.strip().lower()
+    if len(letter) != 1 or letter not in options:
+        raise AssertionError(f"{name} is {answer!r}: answer with exactly one letter of {letters}.")
+    if correct is not None and letter != correct:
+        raise AssertionError(f"{name} = {answer!r} is not the right answer.")
+
+
+def check_number(
+    answer: Any, name: str, correct: float | None = None, relative_tolerance: float = 0.0
+) -> None:
+    """A concept question answered with a number (a count, a size, a ratio).
+
+    Args:
+        answer: what the student set, an int or a float (a bool or a string is refused).
+        name: the answer's variable, for the message (``"q_scores_per_minute"``).
+        correct: the right value; only hidden tests pass it.
+        relative_tolerance: how far from ``correct`` still counts as right (0: exactly).
+    """
+    if answer is None or answer is Ellipsis:
+        raise AssertionError(f"{name} is not answered yet: set it to a number.")
+    if isinstance(answer, bool) or not isinstance(answer, int | float | np.integer | np.floating):
+        raise AssertionError(
+            f"{name} should be a number (an int or a float), got {type(answer).__name__} "
+            f"{answer!r}. Write the number itself, or an expression that computes it."
+        )
+    if not np.isfinite(answer):
+        raise AssertionError(f"{name} is {answer!r}: answer with a finite number.")
+    if correct is not None and abs(answer - correct) > relative_tolerance * abs(correct):
+        raise AssertionError(f"{name} = {answer!r} is not the right answer.")

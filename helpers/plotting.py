@@ -3,10 +3,11 @@
 Every function draws into a given ``matplotlib`` Axes (or makes one) and returns the Axes,
 so notebooks can compose figures. None calls ``plt.show()``: the notebook decides.
 
-:func:`interactive_figure` turns a drawing function into a figure with sliders: the static
-figure at the default values is always shown (and stored in the notebook, so nbval, the
-autograder and a viewer without a kernel see it); where a kernel and ipywidgets are present,
-sliders under it redraw the figure, at the values they are moved to, below them.
+:func:`interactive_figure` turns a drawing function into a figure with sliders, shown as one
+output: the static figure at the default values (stored in the notebook, so nbval, the
+autograder, the website and a viewer without a kernel see it) and, where a kernel and
+ipywidgets are present, the same output as sliders with the figure under them, which a live
+front end such as JupyterLab shows instead, so there is always exactly one figure.
 
 :func:`progress` is tqdm's notebook-aware progress bar for the notebooks' small trainings.
 """
@@ -340,6 +341,31 @@ def _ipywidgets() -> Any | None:
     return ipywidgets
 
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+"""The MIME type of a widget's view in a display output (the key a live front end renders)."""
+
+
+def _figure_data(figure: Figure) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(data, metadata)`` of ``figure``: what ``display(figure)`` would send.
+
+    In IPython, the shell's display formatter makes it (the inline backend's PNG, exactly as
+    a plain figure output); elsewhere, IPython's ``print_figure`` makes the same PNG.
+    """
+    try:
+        from IPython import get_ipython
+        from IPython.core.pylabtools import print_figure
+    except ImportError:  # pragma: no cover - IPython comes with Jupyter
+        raise RuntimeError("interactive figures need IPython") from None
+    shell = get_ipython()
+    formatter = getattr(shell, "display_formatter", None)
+    if formatter is not None:
+        data, metadata = formatter.format(figure)
+        if "image/png" in data:
+            return dict(data), dict(metadata)
+    png = print_figure(figure, "png", bbox_inches="tight", base64=True)
+    return {"image/png": png, "text/plain": repr(figure)}, {}
+
+
 class InteractiveFigure:
     """A figure drawn by ``draw(**values)``, with one slider per keyword.
 
@@ -350,6 +376,13 @@ class InteractiveFigure:
 
     Use :func:`interactive_figure` in notebooks; this class is what it builds (and what the
     unit tests drive).
+
+    Exactly one figure is shown at any time. In a kernel with ipywidgets, :meth:`show`
+    displays **one** output that carries two representations: the static figure at the
+    defaults (``image/png``) and the widget (sliders, then an ``ipywidgets.Output`` holding
+    that same figure). A live front end (JupyterLab, VS Code, Colab) renders the widget, and a
+    released slider replaces the figure inside it; nbclient stores the output as it is, and
+    nbval, the website, GitHub and a viewer without a kernel show its image.
     """
 
     def __init__(self, draw: Callable[..., Figure | Axes], **controls: Slider | Choice) -> None:
@@ -362,7 +395,7 @@ class InteractiveFigure:
         self.controls = controls
         self.values: dict[str, Any] = {name: c.value for name, c in controls.items()}
         self.widget: Any = None  # the ipywidgets box of sliders and output, once built
-        self.output: Any = None  # its ipywidgets.Output, where moved sliders redraw
+        self.output: Any = None  # its ipywidgets.Output: the figure, redrawn by the sliders
 
     def figure(self, **values: Any) -> Figure:
         """Draw the figure at the current values updated by ``values``; return it."""
@@ -378,23 +411,28 @@ class InteractiveFigure:
         return drawn
 
     def redraw(self, **values: Any) -> None:
-        """Redraw at new values into the widget's output area (under the sliders).
+        """Draw the figure at new values and put it in the widget's output area, in place of
+        the figure there (the only figure the live widget shows).
 
-        An ``ipywidgets.Output`` and not an update of the static figure's display: JupyterLab
-        drops display updates sent from a widget callback once the cell has finished.
+        The output area's ``outputs`` are replaced (not appended to, and not through a
+        display message): JupyterLab drops display messages sent from a widget callback once
+        the cell has finished, while a widget's state always reaches the front end.
         """
         figure = self.figure(**values)
-        if self.output is not None:
-            from IPython.display import display
-
-            with self.output:
-                self.output.clear_output(wait=True)
-                display(figure)
+        data, metadata = _figure_data(figure)
         plt.close(figure)
+        self._show_in_output(data, metadata)
+
+    def _show_in_output(self, data: dict[str, Any], metadata: dict[str, Any]) -> None:
+        if self.output is not None:
+            self.output.outputs = (
+                {"output_type": "display_data", "data": data, "metadata": metadata},
+            )
 
     def build_widget(self) -> Any | None:
         """The sliders and an output area (an ``ipywidgets.VBox``) wired to :meth:`redraw`.
 
+        The output area starts empty; :meth:`show` puts the figure at the defaults in it.
         None without ipywidgets.
         """
         widgets = _ipywidgets()
@@ -425,10 +463,12 @@ class InteractiveFigure:
         return self.widget
 
     def show(self) -> None:
-        """Show the static figure at the default values, then the sliders where they can work.
+        """Show the figure at the default values, once, with sliders where they can work.
 
         Without IPython (a script) the figure goes to ``plt.show()``; in IPython without a
-        kernel, or without ipywidgets, only the static figure is shown.
+        kernel, or without ipywidgets, only the static figure is shown. In a kernel with
+        ipywidgets, one output holds both the static figure and the widget, whose output area
+        holds the same figure (see the class docstring): a front end shows one or the other.
         """
         figure = self.figure()
         try:
@@ -439,21 +479,26 @@ class InteractiveFigure:
         if get_ipython is None or get_ipython() is None:
             plt.show()
             return
-        display(figure)
+        if not (_has_kernel() and self.build_widget() is not None):
+            display(figure)
+            plt.close(figure)
+            return
+        data, metadata = _figure_data(figure)
         plt.close(figure)
-        if _has_kernel() and self.build_widget() is not None:
-            display(self.widget)
+        self._show_in_output(data, metadata)
+        view = self.widget._repr_mimebundle_()[WIDGET_VIEW]
+        display({**data, WIDGET_VIEW: view}, metadata=metadata, raw=True)
 
 
 def interactive_figure(draw: Callable[..., Figure | Axes], **controls: Slider | Choice) -> None:
-    """Show ``draw(**defaults)`` as a static figure, with sliders that redraw it in Jupyter.
+    """Show ``draw(**defaults)`` as one figure, with sliders that redraw it in Jupyter.
 
-    The static figure comes first and is a plain image output, so nbval, the autograder,
-    GitHub and a viewer without a kernel all see it; where a kernel and ipywidgets are
-    present, sliders follow, and releasing one draws the figure at the new values under
-    them. Widget model ids
-    are counted, not random, so re-executing a notebook reproduces its file. Never call it
-    from a graded cell or a test cell.
+    One output: the static figure at the defaults, a plain image that nbval, the autograder,
+    the website, GitHub and a viewer without a kernel see; and, where a kernel and
+    ipywidgets are present, the same output as a widget, which a live front end shows
+    instead: the sliders with the figure under them, redrawn in place at the values a
+    slider is released at. Widget model ids are counted, not random, so re-executing a
+    notebook reproduces its file. Never call it from a graded cell or a test cell.
 
     Args:
         draw: makes a new figure from keyword values and returns it (``Figure`` or ``Axes``),

@@ -5,10 +5,19 @@ A notebook's parts are found by their metadata, never by searching their text:
 - the **badge cell** and the **set-up cell** are the first two cells (tags ``badge`` and
   ``colab-setup``);
 - the **imports cell** carries the tag ``imports`` (it calls ``start_notebook()``);
-- a **solution cell** has ``metadata.nbgrader.solution``; its ``grade_id`` is the graded
-  function's name;
-- a **test cell** has ``metadata.nbgrader.grade``; its ``grade_id`` is ``test_<name>`` or
-  ``test_<name>_<k>``.
+- a **solution cell** has ``metadata.nbgrader.solution``. There are three kinds:
+
+  - a **function cell** (code) defines a graded function; its ``grade_id`` is the
+    function's name;
+  - a **question cell** (code) answers a concept question of the "Check your understanding"
+    section with one assignment, ``q_<what> = "b"``; its ``grade_id`` is ``q_<what>``;
+  - a **written-answer cell** (markdown, also ``grade``: graded by hand) holds the reference
+    answer and the rubric in ``solutions/`` and "YOUR ANSWER HERE" in the student version;
+    its ``grade_id`` is ``written_<what>``;
+
+- a **test cell** has ``metadata.nbgrader.grade`` (and is code, not a solution cell); its
+  ``grade_id`` is ``test_<name>`` or ``test_<name>_<k>``, ``<name>`` a function or a
+  question (``test_q_<what>``).
 
 Everything that reads notebooks (the scratch course, the class grader, the benchmarks,
 the tests) uses these functions.
@@ -33,10 +42,15 @@ __all__ = [
     "function_of_test",
     "grade_id",
     "has_tag",
+    "function_cells",
     "imports_cell",
     "imports_source",
+    "is_function_cell",
+    "is_question_cell",
     "is_solution_cell",
     "is_test_cell",
+    "is_written_cell",
+    "question_cells",
     "read_released",
     "read_solution",
     "reference_functions",
@@ -46,12 +60,15 @@ __all__ = [
     "test_cells",
     "tests_of",
     "visible_part",
+    "written_cells",
 ]
 
 BADGE_TAG = "badge"
 SETUP_TAG = "colab-setup"
 IMPORTS_TAG = "imports"
 
+QUESTION_PREFIX = "q_"
+WRITTEN_PREFIX = "written_"
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 HIDDEN_TESTS_MARKER = "### BEGIN HIDDEN TESTS"
 _TEST_ID = re.compile(r"test_(?P<function>.+?)(?:_(?P<part>\d+))?")
@@ -80,7 +97,28 @@ def has_tag(cell: NotebookNode, tag: str) -> bool:
 
 
 def is_solution_cell(cell: NotebookNode) -> bool:
+    """Any cell the student answers in: a function, a question or a written answer."""
     return bool(_nbgrader(cell).get("solution"))
+
+
+def is_question_cell(cell: NotebookNode) -> bool:
+    """A concept question's answer: a code solution cell whose ``grade_id`` is ``q_...``."""
+    return (
+        cell.cell_type == "code"
+        and is_solution_cell(cell)
+        and (grade_id(cell) or "").startswith(QUESTION_PREFIX)
+    )
+
+
+def is_written_cell(cell: NotebookNode) -> bool:
+    """A written answer, graded by hand: a markdown cell that is a solution and graded."""
+    meta = _nbgrader(cell)
+    return cell.cell_type == "markdown" and bool(meta.get("solution")) and bool(meta.get("grade"))
+
+
+def is_function_cell(cell: NotebookNode) -> bool:
+    """A graded function's solution cell (code; not a concept question)."""
+    return cell.cell_type == "code" and is_solution_cell(cell) and not is_question_cell(cell)
 
 
 def is_test_cell(cell: NotebookNode) -> bool:
@@ -90,7 +128,23 @@ def is_test_cell(cell: NotebookNode) -> bool:
 
 
 def solution_cells(notebook: NotebookNode) -> list[NotebookNode]:
+    """Every cell the student answers in: functions, questions and written answers."""
     return [cell for cell in notebook.cells if is_solution_cell(cell)]
+
+
+def function_cells(notebook: NotebookNode) -> list[NotebookNode]:
+    """The solution cells of the graded functions (questions and written answers left out)."""
+    return [cell for cell in notebook.cells if is_function_cell(cell)]
+
+
+def question_cells(notebook: NotebookNode) -> list[NotebookNode]:
+    """The answer cells of the concept questions (``q_...``)."""
+    return [cell for cell in notebook.cells if is_question_cell(cell)]
+
+
+def written_cells(notebook: NotebookNode) -> list[NotebookNode]:
+    """The written answers (markdown, graded by hand)."""
+    return [cell for cell in notebook.cells if is_written_cell(cell)]
 
 
 def test_cells(notebook: NotebookNode) -> list[NotebookNode]:
@@ -98,7 +152,8 @@ def test_cells(notebook: NotebookNode) -> list[NotebookNode]:
 
 
 def function_of_test(test_id: str) -> str | None:
-    """The graded function a test cell's ``grade_id`` names (``test_f_2`` -> ``f``)."""
+    """The graded function or question a test cell's ``grade_id`` names (``test_f_2`` ->
+    ``f``, ``test_q_saw_rows`` -> ``q_saw_rows``)."""
     match = _TEST_ID.fullmatch(test_id)
     return match.group("function") if match else None
 
@@ -145,7 +200,9 @@ def strip_solution_markers(source: str) -> str:
 
 def solution_sources(notebook: NotebookNode) -> dict[str, str]:
     """grade_id -> source of every solution cell of an instructor notebook, without the
-    solution markers (as a student who solved it hands it in)."""
+    solution markers (as a student who solved it hands it in): the graded functions'
+    definitions, the questions' assignments (``q_saw_rows = "b"``) and the written answers'
+    markdown (reference answer and rubric). ``function_cells`` picks the functions alone."""
     return {
         grade_id(cell): strip_solution_markers(cell.source) for cell in solution_cells(notebook)
     }
@@ -158,20 +215,21 @@ def complete(
     demos: bool = True,
 ) -> NotebookNode:
     """A copy of a student notebook with its solution cells filled from ``answers``
-    (grade_id -> source; every solution cell must have one).
+    (grade_id -> source). Every graded function must have an answer; a question or a
+    written answer without one stays as released (unanswered, as a student may leave it).
 
     With ``demos=False`` every ungraded, unlocked code cell except the imports cell is
     emptied: a student may edit them freely, the test cells never depend on them, and the
     submission is much faster to grade.
     """
     notebook = nbformat.from_dict(released)
-    missing = sorted({grade_id(c) for c in solution_cells(notebook)} - set(answers))
+    missing = sorted({grade_id(c) for c in function_cells(notebook)} - set(answers))
     if missing:
         raise KeyError(f"no answer for the solution cells {missing}")
     for cell in notebook.cells:
         meta = _nbgrader(cell)
         if meta.get("solution"):
-            cell.source = answers[meta["grade_id"]]
+            cell.source = answers.get(meta["grade_id"], cell.source)
         elif (
             not demos
             and cell.cell_type == "code"
@@ -184,12 +242,18 @@ def complete(
 
 
 def reference_functions(notebook_id: str, names: tuple[str, ...]) -> dict[str, Any]:
-    """The instructor's solutions of ``names``, run from ``solutions/`` (never copied):
-    the imports cell first, so that the solutions see the names they expect."""
+    """The instructor's solutions of ``names`` (graded functions), run from ``solutions/``
+    (never copied): the imports cell first, so that the solutions see the names they
+    expect."""
     notebook = read_solution(notebook_id)
+    sources = {
+        grade_id(cell): strip_solution_markers(cell.source) for cell in function_cells(notebook)
+    }
+    unknown = sorted(set(names) - set(sources))
+    if unknown:
+        raise KeyError(f"{notebook_id} has no graded function {unknown} (known: {sorted(sources)})")
     namespace: dict[str, Any] = {}
     exec(compile(imports_source(notebook), f"{notebook_id}:imports", "exec"), namespace)  # noqa: S102
-    sources = solution_sources(notebook)
     for name in names:
         exec(compile(sources[name], f"{notebook_id}:{name}", "exec"), namespace)  # noqa: S102
     return {name: namespace[name] for name in names}

@@ -1,5 +1,5 @@
-"""Wrong and right answers to the graded functions (``Case``, ``Mutation``), and packing
-them into few submissions.
+"""Wrong and right answers to the graded functions and the concept questions (``Case``,
+``Mutation``), and packing them into few submissions.
 
 The test suite proves the grading by running nbgrader itself
 (``instructor.scratch_course.ScratchCourse``: ``generate_assignment`` and ``autograde``)
@@ -10,7 +10,12 @@ live in ``tests/grading_cases/<id>.py`` as a list ``CASES``:
   (``{"dim=-1": "dim=0"}``), which fails loudly when the reference no longer contains
   the text it changes;
 - a **right** answer, or a wrong one that rewrites the whole function, is a ``Case`` with
-  its full source.
+  its full source;
+- an answer to a **concept question** (a solution cell ``q_<what>``) is a ``Case`` whose
+  source is one assignment, ``'q_saw_rows = "a"\n'``, like the cell it replaces.
+
+Written answers (``written_<what>``, graded by hand) have no cases: autograde leaves them
+to a grader.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ __all__ = [
     "Mutation",
     "MutationError",
     "Submission",
+    "check_question_answer",
     "load_cases",
     "pack",
     "reference_solutions",
@@ -41,9 +47,10 @@ class Case:
     """An answer to one graded function, and what grading must make of it.
 
     Attributes:
-        function: the ``grade_id`` of the solution cell the answer replaces.
-        kind: ``"wrong"`` must lose points on that function's tests; ``"right"`` must
-            score full marks.
+        function: the ``grade_id`` of the solution cell the answer replaces: a graded
+            function, or a concept question ``q_<what>`` (then ``source`` assigns it).
+        kind: ``"wrong"`` must lose points on that function's (question's) tests;
+            ``"right"`` must score full marks.
         name: what the answer does, in a few words (becomes the student id and test id).
         source: the whole new source of the solution cell.
         message: for a wrong answer, a phrase the student must see in the output of that
@@ -122,17 +129,53 @@ def load_cases(assignment: str) -> list[Case]:
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    references = reference_solutions(assignment)
+    solution = anatomy.read_solution(assignment)
+    references = anatomy.solution_sources(solution)
+    questions = {anatomy.grade_id(cell) for cell in anatomy.question_cells(solution)}
+    written = {anatomy.grade_id(cell) for cell in anatomy.written_cells(solution)}
+    where = f"tests/grading_cases/{assignment}.py"
     cases = []
     for entry in module.CASES:
+        if entry.function in written:
+            raise MutationError(
+                f"{where}: {entry.function} is a written answer, graded by hand: it has no "
+                "cases (autograde leaves it to a grader)"
+            )
         if entry.function not in references:
             raise MutationError(
-                f"tests/grading_cases/{assignment}.py: no graded function {entry.function!r}"
+                f"{where}: no graded function or question {entry.function!r} in "
+                f"solutions/{assignment}"
             )
         if isinstance(entry, Mutation):
             entry = entry.apply(references[entry.function])
+        if entry.function in questions:
+            check_question_answer(entry, where)
         cases.append(entry)
     return cases
+
+
+def check_question_answer(case: Case, where: str = "the grading cases") -> None:
+    """Raise ``MutationError`` unless ``case`` answers its concept question as the cell
+    does: Python that assigns the question's variable at the top level (no ``def``)."""
+    try:
+        body = ast.parse(case.source).body
+    except SyntaxError as error:
+        raise MutationError(
+            f"{where}: the answer {case.name!r} is not valid Python: {error}"
+        ) from None
+    assigned = {
+        target.id
+        for node in body
+        if isinstance(node, ast.Assign | ast.AnnAssign)
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name)
+    }
+    defines = [node for node in body if isinstance(node, ast.FunctionDef | ast.ClassDef)]
+    if case.function not in assigned or defines:
+        raise MutationError(
+            f"{where}: the answer {case.name!r} to the question {case.function} must assign "
+            f"it, as its cell does: e.g. '{case.function} = \"a\"\\n' (no def or class)"
+        )
 
 
 @dataclass(frozen=True)

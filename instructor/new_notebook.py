@@ -6,17 +6,20 @@ writes, in the course named by ``instructor.paths`` (``SELF_ATTENTION_COURSE`` o
 checkout):
 
 - ``solutions/<id>/<id>.ipynb``: ``instructor/templates/notebook.ipynb`` (the skeleton of
-  CONTRIBUTING.md with one example exercise, ``mean_vector``) with its badge cell (Colab
-  badge, ``# NN · Title``, the time) and its Colab set-up cell filled in, and fresh cell ids;
-- a ``[[notebook]]`` entry in ``course.toml`` with the template's example exercise, inserted
-  as text in id order (the file's comments stay as they are);
-- ``tests/grading_cases/<id>.py``: three wrong answers and one right answer to the example
-  exercise, from ``instructor/templates/grading_cases.py``.
+  CONTRIBUTING.md with example exercises, ``mean_vector``, ``center`` and ``squared_norms``,
+  and a "Check your understanding" section with two example concept questions and an example
+  written answer: 10 points, a notebook's worth) with its badge cell (Colab badge,
+  ``# NN · Title``, the time) and its Colab set-up cell filled in, and fresh cell ids;
+- a ``[[notebook]]`` entry in ``course.toml`` with the template's example exercises and
+  questions, inserted as text in id order (the file's comments stay as they are);
+- ``tests/grading_cases/<id>.py``: wrong and right answers to the example exercises and
+  concept questions, from ``instructor/templates/grading_cases.py``.
 
 It refuses an id that is malformed, or that the course already has (in ``course.toml``,
 ``solutions/``, ``notebooks/`` or ``tests/grading_cases/``), or whose number another notebook
-uses; nothing is written then. ``make new`` goes on to execute the notebook, release the
-course and regenerate the README's table.
+uses, or while another notebook still holds the template's example questions (a question's
+name is unique in the course); nothing is written then. ``make new`` goes on to execute the
+notebook, release the course and regenerate the README's table.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ __all__ = [
     "check_new_id",
     "create",
     "example_exercises",
+    "example_questions",
     "notebook_from_template",
     "registry_entry",
     "with_entry",
@@ -124,7 +128,7 @@ def example_exercises(template: NotebookNode) -> list[registry.Exercise]:
     points: dict[str, int] = defaultdict(int)
     test_ids = [anatomy.grade_id(cell) for cell in anatomy.test_cells(template)]
     exercises = []
-    for cell in anatomy.solution_cells(template):
+    for cell in anatomy.function_cells(template):
         name = anatomy.grade_id(cell)
         (definition,) = ast.parse(cell.source).body
         assert isinstance(definition, ast.FunctionDef), "the template's exercise is a function"
@@ -136,8 +140,31 @@ def example_exercises(template: NotebookNode) -> list[registry.Exercise]:
     return exercises
 
 
+def example_questions(template: NotebookNode) -> list[registry.Question]:
+    """The questions of the template's "Check your understanding" section, as
+    ``course.toml`` describes them, in the notebook's order: a written answer from its
+    markdown answer cell, a concept question from its answer cell and its test cell
+    (``check_number`` for a number question, else a choice question)."""
+    tests = {anatomy.grade_id(cell): cell for cell in anatomy.test_cells(template)}
+    questions = []
+    for cell in template.cells:
+        name = anatomy.grade_id(cell)
+        if anatomy.is_written_cell(cell):
+            kind = "written"
+        elif anatomy.is_question_cell(cell):
+            kind = "number" if "check_number(" in tests[f"test_{name}"].source else "choice"
+        else:
+            continue
+        questions.append(registry.Question(name, kind, registry.QUESTION_RULES[kind][1]))
+    return questions
+
+
 def registry_entry(
-    notebook_id: str, title: str, minutes: int, exercises: list[registry.Exercise]
+    notebook_id: str,
+    title: str,
+    minutes: int,
+    exercises: list[registry.Exercise],
+    questions: list[registry.Question] = (),
 ) -> str:
     """The ``[[notebook]]`` entry of ``course.toml``, as text."""
 
@@ -157,6 +184,14 @@ def registry_entry(
             f"name = {string(exercise.name)}",
             f"parameters = [{', '.join(string(p) for p in exercise.parameters)}]",
             f"points = {exercise.points}",
+        ]
+    for question in questions:
+        lines += [
+            "",
+            "[[notebook.question]]",
+            f"name = {string(question.name)}",
+            f"kind = {string(question.kind)}",
+            f"points = {question.points}",
         ]
     return "\n".join(lines) + "\n"
 
@@ -216,7 +251,22 @@ def create(notebook_id: str, title: str, minutes: int = 30) -> Created:
 
     template = nbformat.read(NOTEBOOK_TEMPLATE, as_version=4)
     notebook = notebook_from_template(notebook_id, title, minutes, template)
-    entry = registry_entry(notebook_id, title, minutes, example_exercises(template))
+    questions = example_questions(template)
+    holders = sorted(
+        {
+            n.id
+            for n in course.notebooks
+            for q in n.questions
+            if q.name in {e.name for e in questions}
+        }
+    )
+    if holders:
+        raise NewNotebookError(
+            f"{', '.join(holders)} still holds the template's example questions "
+            f"({', '.join(q.name for q in questions)}), and a question's name is unique in the "
+            "course: replace them with that notebook's own questions first"
+        )
+    entry = registry_entry(notebook_id, title, minutes, example_exercises(template), questions)
     new_text = with_entry(text, notebook_id, entry)
     registry.parse(new_text).notebook(notebook_id)  # still a valid registry, in order
     cases = CASES_TEMPLATE.read_text(encoding="utf-8").replace("__NOTEBOOK__", notebook_id)
@@ -255,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {what}: {path.relative_to(root)}")
     print(
         f"next: make execute NB={args.id}, make release, make readme (`make new` runs them); "
-        "then replace the example exercise with the notebook's own"
+        "then replace the example exercises and questions with the notebook's own"
     )
     return 0
 

@@ -1,8 +1,14 @@
 """The course registry, ``course.toml``: what the course holds, as typed records.
 
 Everything that needs the notebook list, the graded functions, their parameters or their
-points reads it from here: the anatomy tests, the README's generated table, the release
-check, the grading-case checks and ``make new``.
+points, or the concept questions and written answers, reads it from here: the anatomy tests,
+the README's generated table, the release check, the grading-case checks and ``make new``.
+
+A notebook's entry lists its graded functions (``[[notebook.exercise]]``), then its questions
+(``[[notebook.question]]``): concept questions answered with a letter or a number
+(``kind = "choice"`` or ``"number"``, named ``q_<what>``, 1 point, autograded) and written
+answers (``kind = "written"``, named ``written_<what>``, 2 points, graded by hand). A
+notebook is worth its functions' and its questions' points together.
 """
 
 from __future__ import annotations
@@ -11,10 +17,20 @@ import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Literal, get_args
 
 from instructor.paths import COURSE_ROOT
 
-__all__ = ["Course", "Exercise", "Notebook", "RegistryError", "load", "registry_path"]
+__all__ = [
+    "QUESTION_KINDS",
+    "Course",
+    "Exercise",
+    "Notebook",
+    "Question",
+    "RegistryError",
+    "load",
+    "registry_path",
+]
 
 
 class RegistryError(ValueError):
@@ -44,6 +60,37 @@ class Exercise:
         return self.methods or self.parameters
 
 
+QuestionKind = Literal["choice", "number", "written"]
+QUESTION_KINDS: tuple[str, ...] = get_args(QuestionKind)
+QUESTION_RULES: dict[str, tuple[str, int]] = {
+    "choice": ("q_", 1),
+    "number": ("q_", 1),
+    "written": ("written_", 2),
+}
+"""kind -> (the prefix its name takes, the points it is worth)."""
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question of a notebook's "Check your understanding" section.
+
+    Attributes:
+        name: the ``grade_id`` of its answer cell: ``q_<what>`` for a concept question
+            (the variable the student sets), ``written_<what>`` for a written answer.
+        kind: ``"choice"`` (one letter), ``"number"`` (a number): autograded, 1 point;
+            ``"written"``: a markdown answer graded by hand with a rubric, 2 points.
+        points: what it is worth (1, or 2 for a written answer).
+    """
+
+    name: str
+    kind: QuestionKind
+    points: int
+
+    @property
+    def autograded(self) -> bool:
+        return self.kind != "written"
+
+
 @dataclass(frozen=True)
 class Notebook:
     """One notebook of the course: ``solutions/<id>/<id>.ipynb`` and its student version."""
@@ -53,6 +100,7 @@ class Notebook:
     minutes: int
     colab_packages: tuple[str, ...]
     exercises: tuple[Exercise, ...]
+    questions: tuple[Question, ...] = ()
 
     @property
     def number(self) -> str:
@@ -60,7 +108,21 @@ class Notebook:
 
     @property
     def points(self) -> int:
+        """The notebook's worth: its graded functions' and its questions' points."""
+        return self.function_points + sum(question.points for question in self.questions)
+
+    @property
+    def function_points(self) -> int:
         return sum(exercise.points for exercise in self.exercises)
+
+    @property
+    def concept_questions(self) -> tuple[Question, ...]:
+        """The autograded questions (``choice`` and ``number``)."""
+        return tuple(question for question in self.questions if question.autograded)
+
+    @property
+    def written_answers(self) -> tuple[Question, ...]:
+        return tuple(question for question in self.questions if not question.autograded)
 
     @property
     def heading(self) -> str:
@@ -72,6 +134,12 @@ class Notebook:
             if exercise.name == name:
                 return exercise
         raise RegistryError(f"{self.id} has no exercise {name!r} in course.toml")
+
+    def question(self, name: str) -> Question:
+        for question in self.questions:
+            if question.name == name:
+                return question
+        raise RegistryError(f"{self.id} has no question {name!r} in course.toml")
 
 
 @dataclass(frozen=True)
@@ -99,10 +167,9 @@ class Course:
         )
 
     def notebook_point_range(self, notebook: Notebook) -> tuple[int, int]:
-        """The points a notebook may be worth: ``notebook_points``, with the floor lowered
-        where its function list cannot reach it at the most points per function."""
-        low, high = self.notebook_points
-        return min(low, self.function_points[1] * len(notebook.exercises)), high
+        """The points a notebook may be worth (``notebook_points``, the same for every
+        notebook: one with too few functions to reach the floor needs another exercise)."""
+        return self.notebook_points
 
 
 def registry_path(root: Path | None = None) -> Path:
@@ -123,6 +190,32 @@ def _exercise(notebook_id: str, entry: dict) -> Exercise:
         ) from None
 
 
+def _question(notebook_id: str, entry: dict) -> Question:
+    try:
+        name, kind, points = entry["name"], entry["kind"], int(entry["points"])
+    except KeyError as missing:
+        raise RegistryError(
+            f"course.toml: a [[notebook.question]] of {notebook_id} has no {missing.args[0]!r}"
+        ) from None
+    if kind not in QUESTION_RULES:
+        raise RegistryError(
+            f"course.toml: question {name!r} of {notebook_id} has kind {kind!r}; the kinds are "
+            f"{', '.join(repr(k) for k in QUESTION_KINDS)}"
+        )
+    prefix, worth = QUESTION_RULES[kind]
+    if not name.startswith(prefix) or not name[len(prefix) :].isidentifier():
+        raise RegistryError(
+            f"course.toml: question {name!r} of {notebook_id} is a {kind} question: name it "
+            f"{prefix}<what it asks>, in snake_case"
+        )
+    if points != worth:
+        raise RegistryError(
+            f"course.toml: question {name!r} of {notebook_id} is worth {points}; a {kind} "
+            f"question is worth {worth} (points = {worth})"
+        )
+    return Question(name=name, kind=kind, points=points)
+
+
 def _notebook(entry: dict) -> Notebook:
     try:
         notebook_id = entry["id"]
@@ -132,6 +225,7 @@ def _notebook(entry: dict) -> Notebook:
             minutes=int(entry["minutes"]),
             colab_packages=tuple(entry.get("colab_packages", ())),
             exercises=tuple(_exercise(notebook_id, e) for e in entry.get("exercise", ())),
+            questions=tuple(_question(notebook_id, q) for q in entry.get("question", ())),
         )
     except KeyError as missing:
         raise RegistryError(
@@ -160,7 +254,33 @@ def parse(text: str) -> Course:
         raise RegistryError(f"course.toml lists {duplicates} more than once")
     if ids != sorted(ids):
         raise RegistryError(f"course.toml lists the notebooks out of order: {ids}")
+    _check_unique_names(registry)
     return registry
+
+
+def _check_unique_names(course: Course) -> None:
+    """A question's name is its answer cell's ``grade_id`` and, for a concept question, the
+    variable the student sets: it is unique in the course, and no graded function's name."""
+    seen: dict[str, str] = {}
+    for notebook in course.notebooks:
+        functions = {exercise.name for exercise in notebook.exercises}
+        for question in notebook.questions:
+            if question.name in functions:
+                raise RegistryError(
+                    f"course.toml: {notebook.id} has a graded function and a question both "
+                    f"named {question.name!r}: rename the question"
+                )
+            if question.name in seen:
+                where = (
+                    "twice"
+                    if seen[question.name] == notebook.id
+                    else (f"in {seen[question.name]} and in {notebook.id}")
+                )
+                raise RegistryError(
+                    f"course.toml lists the question {question.name!r} {where}: a question's "
+                    "name is unique in the course (it says what the question asks)"
+                )
+            seen[question.name] = notebook.id
 
 
 @cache

@@ -57,7 +57,8 @@ OUTPUT = COURSE_ROOT / "_site"
 FORBIDDEN = (*anatomy.SOLUTION_MARKERS, "BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS")
 
 # Outputs of an ipywidget (a slider, a progress bar): without a kernel they show nothing (or
-# a "VBox(...)" repr); the static figure an interactive cell draws first is a plain image.
+# a "VBox(...)" repr). An interactive figure's output also carries its static figure, a
+# plain image (helpers.plotting.interactive_figure): that stays.
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 BADGE = re.compile(r"\[!\[Open In Colab\]\([^)]*\)\]\((?P<url>https://colab\.research[^)]+)\)")
 TEMPLATE_FIELD = re.compile(r"\{\{ *(\w+) *\}\}")
@@ -79,17 +80,28 @@ def _badge_as_link(source: str) -> str:
 
 
 def _shown_outputs(outputs: list) -> list:
-    return [output for output in outputs if WIDGET_VIEW not in output.get("data", {})]
+    """``outputs`` without widget views: a widget's output keeps its other representations
+    (an interactive figure's image), and goes where nothing but its text repr is left."""
+    shown = []
+    for output in outputs:
+        data = output.get("data", {})
+        if WIDGET_VIEW in data:
+            rest = {mime: value for mime, value in data.items() if mime != WIDGET_VIEW}
+            if set(rest) <= {"text/plain"}:
+                continue
+            output = nbformat.from_dict({**output, "data": rest})
+        shown.append(output)
+    return shown
 
 
 def student_view(solution: NotebookNode, released: NotebookNode) -> NotebookNode:
     """The page's notebook: ``solution`` (executed) as the student sees it.
 
     Test cells are dropped; each solution cell takes the source of the cell with the same
-    id in ``released`` (the stub) and has no output; widget outputs are dropped (the static
-    figure before them stays); the badge's image becomes a plain "Open in Colab" link to
-    the same address; nbgrader's metadata and the widget state are dropped. Raises
-    ``ValueError`` when anything of :data:`FORBIDDEN` would still show.
+    id in ``released`` (the stub) and has no output; widget views are dropped (an
+    interactive figure's static image stays); the badge's image becomes a plain "Open in
+    Colab" link to the same address; nbgrader's metadata and the widget state are dropped.
+    Raises ``ValueError`` when anything of :data:`FORBIDDEN` would still show.
     """
     stubs = {cell.id: cell for cell in released.cells if anatomy.is_solution_cell(cell)}
     cells = []

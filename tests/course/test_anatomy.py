@@ -210,7 +210,7 @@ def test_exercise_headings(assignment: str) -> None:
                     "exercises carry numbers; write '### Title'"
                 )
             last = text
-        if not anatomy.is_solution_cell(cell):
+        if not anatomy.is_function_cell(cell):
             continue
         name = anatomy.grade_id(cell)
         number = count if pending is not None else count + 1
@@ -260,7 +260,7 @@ def test_graded_cells_follow_the_contract(assignment: str) -> None:
 
     solutions = {}
     for cell in cells:
-        if nbgrader(cell).get("solution"):
+        if anatomy.is_function_cell(cell):
             definitions = defined_names(cell.source)
             assert len(definitions) == 1, (
                 f"solution cell {nbgrader(cell)['grade_id']} must hold exactly one def/class"
@@ -275,15 +275,16 @@ def test_graded_cells_follow_the_contract(assignment: str) -> None:
         "the graded functions or their parameters differ from course.toml: "
         f"the notebook has {solutions}, course.toml {expected}"
     )
+    questions = {anatomy.grade_id(cell) for cell in anatomy.question_cells(load(assignment))}
 
     points: dict[str, float] = defaultdict(float)
     hidden: dict[str, bool] = defaultdict(bool)
     for cell in cells:
         meta = nbgrader(cell)
-        if meta.get("grade"):
+        if anatomy.is_test_cell(cell):
             match = re.fullmatch(r"test_(.+?)(?:_(\d+))?", meta["grade_id"])
-            assert match and match.group(1) in solutions, (
-                f"test cell {meta['grade_id']} does not name a graded function"
+            assert match and match.group(1) in solutions.keys() | questions, (
+                f"test cell {meta['grade_id']} does not name a graded function or question"
             )
             assert meta.get("locked"), f"test cell {meta['grade_id']} must be locked"
             points[match.group(1)] += meta["points"]
@@ -292,6 +293,8 @@ def test_graded_cells_follow_the_contract(assignment: str) -> None:
             assert "check_" in visible or "assert" in visible, (
                 f"{meta['grade_id']} has no visible test"
             )
+        elif anatomy.is_written_cell(cell):
+            points[meta["grade_id"]] += meta["points"]
     low, high = COURSE.function_points
     for name in solutions:
         assert hidden[name], f"{name} has no hidden tests"
@@ -302,7 +305,13 @@ def test_graded_cells_follow_the_contract(assignment: str) -> None:
         )
     low, high = COURSE.notebook_point_range(entry)
     total = sum(points.values())
-    assert low <= total <= high, f"the notebook is worth {total} points, not {low} to {high}"
+    assert low <= total <= high, (
+        f"{assignment} is worth {total} points (functions and questions), not {low} to {high}: "
+        "add or remove an exercise or a question"
+    )
+    assert total == entry.points, (
+        f"{assignment}'s graded cells are worth {total} points, course.toml's entry {entry.points}"
+    )
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -334,3 +343,308 @@ def test_readme_links_the_notebook_and_its_colab_badge(assignment: str) -> None:
     readme = (COURSE_ROOT / "README.md").read_text(encoding="utf-8")
     assert f"(notebooks/{assignment}/{assignment}.ipynb)" in readme
     assert f"({colab_url(assignment)})" in readme
+
+
+# The "Check your understanding" section (CONTRIBUTING.md; instructor/templates/notebook.ipynb
+# shows one): the last numbered section, right before '## Summary' (or before an optional
+# '## N · Going further ...' section, which stays ungraded at the end), holding the notebook's
+# concept questions and written answers, each as these cells in this order:
+#
+#   concept question   markdown  **Question K** · <question>, the options "- (a) ...",
+#                                "Answer by setting `q_x` to one letter, e.g. `q_x = "a"`."
+#                                (a number question: "... `q_x` to a number, e.g. ...")
+#                      code      solution cell q_x: ### BEGIN SOLUTION / q_x = "b" / ### END ...
+#                      code      test cell test_q_x, locked, 1 point: check_choice (or
+#                                check_number) visible without `correct`, hidden with it
+#   written answer     markdown  **Written answer** (2 points, graded by hand) · <question>
+#                      markdown  answer cell written_x (solution and graded, 2 points):
+#                                **Reference answer.** ... **Rubric (2 points).** - 1 point: ...
+CHECK_SECTION = re.compile(r"\d+ · Check your understanding")
+OPTIONAL = re.compile(r"\d+ · Going further")  # ungraded sections (tests/course/test_time.py)
+CONCEPT_QUESTIONS = (2, 4)
+WRITTEN_ANSWERS_IN_THE_COURSE = 4
+QUESTION_SOLUTION = re.compile(
+    r"### BEGIN SOLUTION\n(?P<name>\w+) = (?P<value>[^\n]+)\n### END SOLUTION\n?"
+)
+OPTION = re.compile(r"- \((?P<letter>[a-z])\) \S")
+RUBRIC_ITEM = re.compile(r"- (?P<points>\d+) points?: \S")
+CHECKER = {"choice": "check_choice", "number": "check_number"}
+QUESTION_META = {
+    "grade": False, "solution": True, "locked": False, "task": False, "schema_version": 3,
+}  # fmt: skip
+TEST_META = {"grade": True, "solution": False, "locked": True, "task": False, "schema_version": 3}
+WRITTEN_META = {
+    "grade": True,
+    "solution": True,
+    "locked": False,
+    "task": False,
+    "schema_version": 3,
+}
+
+
+def check_section_bounds(assignment: str) -> tuple[int, int]:
+    """The index of the '## N · Check your understanding' cell, and that of the cell that
+    ends the section ('## Summary', or an optional '## N · Going further' section)."""
+    cells = load(assignment).cells
+    found = [
+        i for i, cell in enumerate(cells) for level, text in headings(cell)
+        if level == 2 and CHECK_SECTION.fullmatch(text)
+    ]  # fmt: skip
+    assert len(found) == 1, (
+        f"{assignment}: {len(found)} '## N · Check your understanding' sections; the notebook "
+        "needs exactly one, the last numbered section, right before '## Summary' (see "
+        "instructor/templates/notebook.ipynb)"
+    )
+    start, summary = found[0], len(cells) - 2
+    later = [
+        (i, cell.id, text) for i, cell in enumerate(cells[start + 1 : summary], start + 1)
+        for level, text in headings(cell) if level == 2
+    ]  # fmt: skip
+    required = [(cell_id, text) for _, cell_id, text in later if not OPTIONAL.match(text)]
+    assert not required, (
+        f"{assignment}: sections {required} come between 'Check your understanding' (cell "
+        f"{cells[start].id}) and '## Summary': move the questions' section to the end, right "
+        "before the Summary (only an optional '## N · Going further ...' section may follow it)"
+    )
+    return start, later[0][0] if later else summary
+
+
+def _call(source: str, function: str) -> list[ast.Call]:
+    return [
+        node for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == function
+    ]  # fmt: skip
+
+
+def _keywords(call: ast.Call) -> dict[str, ast.expr]:
+    return {keyword.arg: keyword.value for keyword in call.keywords}
+
+
+def answer_kind(cells: list[nbformat.NotebookNode], index: int) -> str:
+    """What kind of question the answer cell ``cells[index]`` answers, as the notebook shows
+    it: written (a markdown answer), number (its test calls check_number) or choice."""
+    if anatomy.is_written_cell(cells[index]):
+        return "written"
+    following = cells[index + 1] if index + 1 < len(cells) else None
+    if following is not None and "check_number(" in following.source:
+        return "number"
+    return "choice"
+
+
+def check_concept_question(
+    assignment: str,
+    number: int,
+    question: registry.Question,
+    prompt: nbformat.NotebookNode,
+    solution: nbformat.NotebookNode,
+    test: nbformat.NotebookNode | None,
+    imports: dict,
+) -> None:
+    """One concept question's three cells (see the comment above); ``imports``: the names
+    the notebook's imports cell defines."""
+    name, kind = question.name, question.kind
+    where = f"{assignment}, question {name}"
+    assert prompt.cell_type == "markdown" and prompt.source.startswith(
+        f"**Question {number}** · "
+    ), (
+        f"{where}: the cell {prompt.id} above the answer cell must be the question, a markdown "
+        f"cell starting '**Question {number}** · ' (questions are numbered 1, 2, ... through "
+        "the section)"
+    )
+    how = "one letter" if kind == "choice" else "a number"
+    last = " ".join(prompt.source.rstrip().split("\n\n")[-1].split())  # its last paragraph
+    assert re.fullmatch(rf"Answer by setting `{name}` to {how}, e\.g\. `{name} = [^`]+`\.", last), (
+        f"{where}: the question (cell {prompt.id}) ends with the paragraph 'Answer by setting "
+        f"`{name}` to {how}, e.g. `{name} = ...`.', not {last!r}"
+    )
+    letters = "".join(
+        match["letter"] for line in prompt.source.splitlines() if (match := OPTION.match(line))
+    )
+    if kind == "choice":
+        assert len(letters) >= 3 and letters == "abcdefgh"[: len(letters)], (
+            f"{where}: the options (cell {prompt.id}) are a list '- (a) ...', '- (b) ...', ... "
+            f"with at least three letters in order; found {letters!r}"
+        )
+
+    assert nbgrader(solution) == {**QUESTION_META, "grade_id": name}, (
+        f"{where}: the answer cell {solution.id} needs the nbgrader metadata "
+        f"{ {**QUESTION_META, 'grade_id': name} }, not {nbgrader(solution)}"
+    )
+    match = QUESTION_SOLUTION.fullmatch(solution.source)
+    assert match and match["name"] == name, (
+        f"{where}: the answer cell {solution.id} must be exactly '### BEGIN SOLUTION', "
+        f"'{name} = <answer>', '### END SOLUTION'"
+    )
+    if kind == "choice":
+        assert re.fullmatch(r'"[a-z]"', match["value"]) and match["value"][1] in letters, (
+            f'{where}: the answer cell {solution.id} sets {name} to one of the letters "'
+            f'{letters}" in quotes, e.g. {name} = "b"; it sets {match["value"]}'
+        )
+
+    assert test is not None and anatomy.grade_id(test) == f"test_{name}", (
+        f"{where}: the answer cell {solution.id} must be followed by its test cell "
+        f"test_{name} (code, locked, {question.points} point)"
+    )
+    assert nbgrader(test) == {**TEST_META, "grade_id": f"test_{name}", "points": question.points}, (
+        f"{where}: the test cell {test.id} needs the nbgrader metadata "
+        f"{ {**TEST_META, 'grade_id': f'test_{name}', 'points': question.points} }, "
+        f"not {nbgrader(test)}"
+    )
+    visible, _, hidden = test.source.partition(anatomy.HIDDEN_TESTS_MARKER)
+    checker = CHECKER[kind]
+    assert f"from helpers.checks import {checker}" in visible, (
+        f"{where}: the test cell {test.id} imports {checker} from helpers.checks ({kind} question)"
+    )
+    shown = [c for c in _call(visible, checker) if "correct" not in _keywords(c)]
+    secret = [c for c in _call(hidden, checker) if "correct" in _keywords(c)]
+    assert shown, (
+        f"{where}: the test cell {test.id} calls {checker}({name}, {name!r}"
+        f"{', options=...' if kind == 'choice' else ''}) in its visible part (the form only) "
+        f"and, inside '### BEGIN HIDDEN TESTS', the same call with correct=... (the answer)"
+    )
+    assert secret, (
+        f"{where}: the hidden tests of cell {test.id} call {checker}(..., correct=...): the "
+        "answer is checked only when graded"
+    )
+    for call in shown + secret:
+        arguments = [ast.unparse(a) for a in call.args[:2]]
+        literal = (
+            call.args[1].value
+            if len(call.args) > 1 and isinstance(call.args[1], ast.Constant)
+            else None
+        )
+        assert arguments[:1] == [name] and literal == name, (
+            f"{where}: cell {test.id} calls {checker}({', '.join(arguments)}, ...); the first "
+            f'two arguments are the variable and its name: {checker}({name}, "{name}", ...)'
+        )
+    if kind == "choice":
+        for call in shown + secret:
+            options = _keywords(call).get("options")
+            assert options is not None and ast.literal_eval(options) == letters, (
+                f"{where}: cell {test.id} gives {checker} options="
+                f"{ast.unparse(options) if options else 'nothing'}; the question lists "
+                f'"{letters}": write options="{letters}"'
+            )
+    else:
+        assert all("relative_tolerance" in _keywords(call) for call in secret), (
+            f"{where}: the hidden check_number of cell {test.id} states relative_tolerance= "
+            "(0 for a count)"
+        )
+    # The reference answer passes its own test cell, hidden tests included (after the
+    # notebook's imports, which the test cell may use).
+    namespace = dict(imports)
+    exec(anatomy.strip_solution_markers(solution.source), namespace)  # noqa: S102
+    try:
+        exec(test.source, namespace)  # noqa: S102
+    except AssertionError as error:
+        raise AssertionError(
+            f"{where}: the reference answer {match['value']} fails its test cell {test.id}: {error}"
+        ) from None
+
+
+def check_written_answer(
+    assignment: str,
+    question: registry.Question,
+    prompt: nbformat.NotebookNode,
+    answer: nbformat.NotebookNode,
+) -> None:
+    """One written answer's two cells (see the comment above)."""
+    name, points = question.name, question.points
+    where = f"{assignment}, written answer {name}"
+    head = f"**Written answer** ({points_text(points)}, graded by hand) · "
+    assert prompt.cell_type == "markdown" and prompt.source.startswith(head), (
+        f"{where}: the cell {prompt.id} above the answer cell must be the question, a markdown "
+        f"cell starting {head!r}, saying what a full answer covers"
+    )
+    assert nbgrader(answer) == {**WRITTEN_META, "grade_id": name, "points": points}, (
+        f"{where}: the answer cell {answer.id} (markdown) needs the nbgrader metadata "
+        f"{ {**WRITTEN_META, 'grade_id': name, 'points': points} }, not {nbgrader(answer)}"
+    )
+    source = answer.source
+    assert source.startswith("**Reference answer.** "), (
+        f"{where}: the answer cell {answer.id} starts with '**Reference answer.** ' and a "
+        "model answer of 3 to 6 sentences"
+    )
+    rubric = f"**Rubric ({points_text(points)}).**"
+    assert f"\n\n{rubric}\n" in source, (
+        f"{where}: the answer cell {answer.id} has, after the reference answer and an empty "
+        f"line, the line {rubric!r}, then the criteria as '- 1 point: ...'"
+    )
+    items = source.split(rubric, 1)[1].strip().split("\n- ")
+    worth = [RUBRIC_ITEM.match("- " + item.removeprefix("- ")) for item in items]
+    assert all(worth), (
+        f"{where}: the rubric of cell {answer.id} is a list of criteria, each '- N point(s): "
+        f"what a grader checks'; found {[item.splitlines()[0] for item in items]}"
+    )
+    total = sum(int(m["points"]) for m in worth)
+    assert total == points, (
+        f"{where}: the rubric of cell {answer.id} gives {total} points; the answer is worth "
+        f"{points}: make its criteria add up to {points}"
+    )
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_check_your_understanding(assignment: str) -> None:
+    """2 to 4 concept questions (and any written answers), in the section right before the
+    Summary, each in its cells as above, as course.toml lists them."""
+    entry = COURSE.notebook(assignment)
+    cells = load(assignment).cells
+    start, summary = check_section_bounds(assignment)
+    last_function = max(
+        (i for i, c in enumerate(cells) if anatomy.is_function_cell(c)
+         or (anatomy.is_test_cell(c) and not anatomy.grade_id(c).startswith("test_q_"))),
+        default=-1,
+    )  # fmt: skip
+    assert last_function < start, (
+        f"{assignment}: 'Check your understanding' (cell {cells[start].id}) comes before the "
+        f"exercise cell {cells[last_function].id}: place it after the last exercise and its "
+        "demo, right before '## Summary'"
+    )
+    answers = [
+        (i, c) for i, c in enumerate(cells)
+        if anatomy.is_question_cell(c) or anatomy.is_written_cell(c)
+    ]  # fmt: skip
+    outside = [c.id for i, c in answers if not start < i < summary]
+    assert not outside, (
+        f"{assignment}: the answer cells {outside} lie outside 'Check your understanding' "
+        f"(from cell {cells[start].id} to cell {cells[summary].id}): move each question with "
+        "its cells into that section"
+    )
+    found = [
+        registry.Question(anatomy.grade_id(c), answer_kind(cells, i), nbgrader(c).get("points", 1))
+        for i, c in answers
+    ]
+    assert [(q.name, q.kind, q.points) for q in found] == [
+        (q.name, q.kind, q.points) for q in entry.questions
+    ], (
+        f"{assignment}: the notebook asks {[(q.name, q.kind, q.points) for q in found]}, "
+        f"course.toml lists {[(q.name, q.kind, q.points) for q in entry.questions]}: list every "
+        "question as a [[notebook.question]] (name, kind, points) in the notebook's order"
+    )
+    low, high = CONCEPT_QUESTIONS
+    concept = entry.concept_questions
+    assert low <= len(concept) <= high, (
+        f"{assignment} has {len(concept)} autograded concept questions; a notebook has "
+        f"{low} to {high} (1 point each) in its 'Check your understanding' section"
+    )
+    imports: dict = {}
+    exec(anatomy.imports_source(load(assignment)), imports)  # noqa: S102
+    number = 0
+    for (i, cell), question in zip(answers, entry.questions, strict=True):
+        prompt = cells[i - 1]
+        if question.autograded:
+            number += 1
+            test = cells[i + 1] if i + 1 < summary else None
+            check_concept_question(assignment, number, question, prompt, cell, test, imports)
+        else:
+            check_written_answer(assignment, question, prompt, cell)
+
+
+def test_the_course_has_written_answers() -> None:
+    written = [(n.id, q.name) for n in COURSE.notebooks for q in n.written_answers]
+    assert len(written) >= WRITTEN_ANSWERS_IN_THE_COURSE, (
+        f"the course has {len(written)} written answers {written}; it needs at least "
+        f"{WRITTEN_ANSWERS_IN_THE_COURSE} (one each in 03, 05, 07 and 10): add a "
+        "'**Written answer**' with its answer cell and a [[notebook.question]] of kind "
+        '"written" (see instructor/templates/notebook.ipynb)'
+    )

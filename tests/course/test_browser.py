@@ -8,8 +8,9 @@ notebook and clicks Run > Run All Cells, then checks:
 1. the **student version**: the first exercise's test cell shows the ``NotImplementedError``
    message, and the nbgrader extension's **Validate** button is in the notebook toolbar;
 2. the **completed version** (every exercise filled in with its solution): after Run All,
-   every code cell ran, every figure renders as an image, and moving the temperature
-   slider draws the figure at the new temperature (a new image, under the slider).
+   every code cell ran, every figure renders as an image, the slider cell shows exactly
+   one figure (under its slider, not a static copy above it as well), and moving the
+   temperature slider replaces that figure with one at the new temperature, still one.
 
 Screenshots go to ``tests/artifacts/`` (git-ignored); ``jupyterlab.png`` is the README's.
 Skips, saying why, without ``/usr/bin/chromium`` or the ``playwright`` package.
@@ -117,6 +118,21 @@ def code_cell(page, index: int):
     return page.locator(f".jp-Notebook .jp-Cell[data-windowed-list-index='{index}']").first
 
 
+def check_one_figure_under_the_slider(cell, slider, when: str) -> None:
+    """The slider cell shows one figure (the widget's), under the slider, and no error."""
+    shown = cell.locator(".jp-OutputArea-output img")
+    count = shown.count()
+    assert count == 1, (
+        f"{when}, the slider cell shows {count} figures, 1 expected: a live JupyterLab must "
+        "show the widget's figure only, not the stored static image as well"
+    )
+    assert "Error displaying widget" not in cell.locator(".jp-Cell-outputArea").inner_text()
+    figure_box, slider_box = shown.first.bounding_box(), slider.bounding_box()
+    assert figure_box["y"] >= slider_box["y"] + slider_box["height"] - 1, (
+        f"{when}, the figure is not under the slider"
+    )
+
+
 def check_student(page) -> None:
     """After Run All on the student version: the first exercise's message, Validate."""
     # The first exercise's test cell: Run All stops there with the exercise's message.
@@ -137,6 +153,9 @@ def check_student(page) -> None:
 
 def check_completed(page) -> None:
     """After Run All on the completed version: no error, every figure, a working slider."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import expect
+
     solution = nbformat.read(SOLUTIONS / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
     figures = sum(
         1
@@ -163,10 +182,18 @@ def check_completed(page) -> None:
 
     cell = code_cell(page, cell_index(SLIDER_CELL))
     cell.scroll_into_view_if_needed()
-    static = cell.locator(".jp-OutputArea-output img").first  # the figure at the default
     slider = cell.locator(".widget-slider, .jupyter-widgets.widget-hslider").first
     slider.wait_for()
-    before = static.get_attribute("src")
+    figure = cell.locator(".widget-output img").first  # the figure at the default, in the widget
+    try:
+        figure.wait_for(timeout=30_000)
+    except PlaywrightTimeout:
+        raise AssertionError(
+            "after Run All the slider's widget holds no figure: the figure at the default "
+            "values belongs under the slider, in the widget, not in an output of its own"
+        ) from None
+    check_one_figure_under_the_slider(cell, slider, "after Run All")
+    before = figure.get_attribute("src")
     assert before and before.startswith("data:image/png"), before
     readout = cell.locator(".widget-readout").first
     readout_before = readout.inner_text()
@@ -179,10 +206,10 @@ def check_completed(page) -> None:
     page.mouse.move(end["x"] + 2, box["y"] + box["height"] / 2, steps=8)
     page.mouse.up()
     assert readout.inner_text() != readout_before
-    # The kernel redraws the figure at the new temperature under the slider.
-    redrawn = cell.locator(".widget-output img").first
-    redrawn.wait_for(timeout=60_000)
-    after = redrawn.get_attribute("src")
+    # The kernel redraws the figure at the new temperature, in place of the first one.
+    expect(figure).not_to_have_attribute("src", before, timeout=60_000)
+    after = figure.get_attribute("src")
     assert after and after.startswith("data:image/png") and after != before
-    redrawn.scroll_into_view_if_needed()
+    check_one_figure_under_the_slider(cell, slider, "after moving the slider")
+    figure.scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / "jupyterlab.png"))

@@ -12,7 +12,8 @@ For every notebook:
 - the **student version** (``notebooks/``, what the badge opens) runs top to bottom: the
   set-up cell succeeds, ``helpers`` is imported from the new environment's site-packages
   (not from this checkout), every cell before the first exercise's test runs, and every
-  exercise test cell fails with ``NotImplementedError`` (the unsolved exercise);
+  exercise test cell fails with ``NotImplementedError`` (the unsolved exercise), and every
+  concept question's test cell with ``NameError`` naming the question's unset variable;
 - the **completed student version** (each exercise filled in with its solution) runs to
   the end without any error, on the course the student run installed.
 
@@ -28,6 +29,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from instructor import anatomy, registry
 from instructor.paths import NOTEBOOKS
 from support.studentview import (
     ColabEnv,
@@ -124,6 +126,13 @@ def check_notebook(assignment: str, colab: ColabEnv, tmp_path: Path) -> None:
         for i, c in enumerate(ran.cells)
         if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
     ]
+    # test cell -> the variable of its concept question (``test_q_x`` tests ``q_x``)
+    names = {q.name for q in registry.load().notebook(assignment).concept_questions}
+    questions = {
+        i: anatomy.grade_id(ran.cells[i]).removeprefix("test_")
+        for i in tests
+        if anatomy.grade_id(ran.cells[i]).removeprefix("test_") in names
+    }
     assert found, f"{assignment}: no exercise failed in the student version"
     assert found[0][0] >= tests[0], (
         f"{assignment}: cell {found[0][0]} fails ({found[0][1]}: {found[0][2]}) before the "
@@ -134,7 +143,12 @@ def check_notebook(assignment: str, colab: ColabEnv, tmp_path: Path) -> None:
         # unimplemented function or on what a failed cell did not compute (the completed run
         # below proves those cells right).
         if i in tests:
-            assert name == "NotImplementedError", f"{assignment} cell {i}: {name}: {message}"
+            expected = ("NotImplementedError", "")
+            if i in questions:
+                expected = ("NameError", f"name '{questions[i]}' is not defined")
+            assert (name, message if expected[1] else "") == expected, (
+                f"{assignment} cell {i}: {name}: {message}"
+            )
     assert {i for i, *_ in found} >= set(tests), (
         f"{assignment}: test cells {sorted(set(tests) - {i for i, *_ in found})} passed "
         "without any exercise done"

@@ -305,6 +305,34 @@ def test_no_file_of_the_site_holds_instructor_text(built) -> None:
         assert not shown, f"{notebook_id}: reference solution lines: {shown[:5]}"
 
 
+def test_every_slider_shows_its_static_figure_once() -> None:
+    """A slider's output (helpers.plotting.interactive_figure) carries the static figure and
+    the widget's view; the site has no kernel, so its page shows the figure, once, and no
+    widget view (no browser needed)."""
+    from instructor import site
+
+    sliders = 0
+    for notebook_id in IDS:
+        solution = anatomy.read_solution(notebook_id)
+        view = site.student_view(solution, anatomy.read_released(notebook_id))
+        shown = {cell.id: cell for cell in view.cells}
+        for cell in solution.cells:
+            outputs = cell.get("outputs", [])
+            if not any(site.WIDGET_VIEW in o.get("data", {}) for o in outputs):
+                continue
+            if not any("image/png" in o.get("data", {}) for o in outputs):
+                continue  # a progress bar
+            sliders += 1
+            page = shown[cell.id].outputs
+            images = [o for o in page if "image/png" in o.get("data", {})]
+            views = [o for o in page if site.WIDGET_VIEW in o.get("data", {})]
+            assert len(images) == 1 and not views, (
+                f"{notebook_id}, cell {cell.id}: the page shows {len(images)} figures and "
+                f"{len(views)} widget views; a slider shows its static figure once"
+            )
+    assert sliders >= 4, f"{sliders} sliders found in the notebooks, at least 4 expected"
+
+
 def save_screenshot(page) -> None:
     """Notebook 05's first exercise: its prose and math, the exercise as a stub, and the
     figure of the solution's stored output."""

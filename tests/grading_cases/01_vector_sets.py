@@ -28,13 +28,30 @@ CASES = [
     Mutation("one_hot", "transposed, one column per token", {"return encoded": "return encoded.T"}),
     Mutation(
         "one_hot",
+        "built (V, n) by columns, transposed only when the shape is wrong",
+        {
+            "encoded = torch.zeros(len(tokens), len(vocab), dtype=torch.float32)": (
+                "encoded = torch.zeros(len(vocab), len(tokens), dtype=torch.float32)"
+            ),
+            "encoded[torch.arange(len(tokens)), columns] = 1.0": (
+                "encoded[columns, torch.arange(len(tokens))] = 1.0\n"
+                "    if encoded.shape != (len(tokens), len(vocab)):\n"
+                "        encoded = encoded.T"
+            ),
+        },
+        message="transposed: one column per token instead of one row",
+    ),
+    Mutation(
+        "one_hot",
         "index off by one, 1-based columns",
         {"[vocab.index(token) for": "[(vocab.index(token) + 1) % len(vocab) for"},
+        message="the 1 sits one column too far right (index off by one",
     ),
     Mutation(
         "one_hot",
         "integer dtype from F.one_hot",
         {"dtype=torch.float32": "dtype=torch.long"},
+        message="expected torch.float32: one-hot vectors are multiplied with float",
     ),
     Mutation(
         "one_hot",
@@ -100,11 +117,13 @@ def one_hot(tokens, vocab):
                 "    return padded[index]"
             ),
         },
+        message="2 = 4. It looks like len(signal) // hop_length frames",
     ),
     Mutation(
         "frame_signal",
         "one frame too few, missing the + 1",
         {FRAME_COUNT: "num_frames = max(1, (length - frame_length) // hop_length)"},
+        message="2 = 4. It looks like one frame too few",
     ),
     Mutation(
         "frame_signal",
@@ -113,6 +132,7 @@ def one_hot(tokens, vocab):
             "// hop_length": "// frame_length",
             "torch.arange(num_frames) * hop_length": "torch.arange(num_frames) * frame_length",
         },
+        message="2 = 4. It looks like frames that do not overlap",
     ),
     Mutation(
         "frame_signal",
@@ -130,6 +150,7 @@ def one_hot(tokens, vocab):
                 "    return padded[index]"
             ),
         },
+        message="2 = 4. It looks like the end was padded to fit a last",
     ),
     Mutation(
         "frame_signal",
@@ -176,26 +197,37 @@ def frame_signal(signal, frame_length, hop_length):
         "context_window",
         "circular padding with torch.roll",
         {"[padded[j : j + n] for": "[torch.roll(X, shifts=k - j, dims=0) for"},
+        message="circular padding (e.g. torch.roll): the first row sees the last",
     ),
     Mutation(
         "context_window",
         "neighbours in reverse order, i+k first",
         {"for j in range(2 * k + 1)]": "for j in reversed(range(2 * k + 1))]"},
+        message="the neighbours in reverse order (i+k first); row i must start with",
     ),
     Mutation(
         "context_window",
         "window on one side only, rows i-2k .. i",
         {"[padding, X, padding]": "[padding, padding, X]"},
+        message="a window of 2k + 1 vectors ending at i (rows i-2k .. i) instead of",
     ),
     Mutation(
         "context_window",
         "edge vectors replicated instead of zeros",
         {"[padding, X, padding]": "[X[:1].expand(k, d), X, X[-1:].expand(k, d)]"},
+        message="the edge vector repeated instead of zero padding",
     ),
     Mutation(
         "context_window",
         "features interleaved, unfold without transpose",
         {"return torch.cat(": "return torch.stack(", "], dim=1)": "], dim=2).reshape(n, -1)"},
+        message="the features interleaved (first coordinate of every neighbour, then",
+    ),
+    Mutation(
+        "context_window",
+        "left neighbours only, rows i-k .. i",
+        {"[padding, X, padding]": "[padding, X]", "range(2 * k + 1)": "range(k + 1)"},
+        message="the window covers only one side. Row i needs rows i-k .. i+k",
     ),
     Mutation(
         "context_window",
@@ -247,4 +279,61 @@ def context_window(X, k):
     return windows.transpose(1, 2).reshape(n, (2 * k + 1) * d)
 """,
     ),
+    # ---------------------------------------------------------------- concept questions
+    Case(
+        "q_one_hot_distance",
+        "wrong",
+        "(a): meaning read into one-hot vectors, cat and dog both animals",
+        'q_one_hot_distance = "a"\n',
+    ),
+    Case(
+        "q_one_hot_distance",
+        "wrong",
+        "(b): neighbouring columns taken for similar words",
+        'q_one_hot_distance = "b"\n',
+    ),
+    Case(
+        "q_one_hot_distance",
+        "wrong",
+        "answered with the option's number",
+        "q_one_hot_distance = 3\n",
+        message="should be a string",
+    ),
+    Case("q_one_hot_distance", "right", "upper case with spaces", 'q_one_hot_distance = " C "\n'),
+    Case(
+        "q_frames_in_10_seconds",
+        "wrong",
+        "one frame per hop, 10 s / 10 ms, ignoring the frame that must fit",
+        "q_frames_in_10_seconds = 1000\n",
+    ),
+    Case(
+        "q_frames_in_10_seconds",
+        "wrong",
+        "frames side by side, 10 s / 25 ms: the overlap forgotten",
+        "q_frames_in_10_seconds = 400\n",
+    ),
+    Case(
+        "q_frames_in_10_seconds",
+        "wrong",
+        "answered as text",
+        'q_frames_in_10_seconds = "998"\n',
+        message="should be a number",
+    ),
+    Case(
+        "q_frames_in_10_seconds", "right", "the count written out", "q_frames_in_10_seconds = 998\n"
+    ),
+    Case("q_frames_in_10_seconds", "right", "as a float", "q_frames_in_10_seconds = 998.0\n"),
+    Case(
+        "q_whole_sentence_window",
+        "wrong",
+        "(a): a window over the whole sentence taken for self-attention",
+        'q_whole_sentence_window = "a"\n',
+    ),
+    Case(
+        "q_whole_sentence_window",
+        "wrong",
+        "(d): zero padding blamed, though the neighbours still differ",
+        'q_whole_sentence_window = "d"\n',
+    ),
+    Case("q_whole_sentence_window", "right", "upper case", 'q_whole_sentence_window = "C"\n'),
 ]

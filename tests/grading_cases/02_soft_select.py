@@ -13,11 +13,31 @@ NORMALISE = "    weights = weights / weights.sum()\n"
 
 CASES = [
     # ---------------------------------------------------------------- hard_select
-    Mutation("hard_select", "exact equality with ==", {"np.allclose(q, key)": "np.all(q == key)"}),
+    Mutation(
+        "hard_select",
+        "exact equality with ==",
+        {"np.allclose(q, key)": "np.all(q == key)"},
+        message="hard_select raised KeyError for q = [0.1 * 6, 0.1 * 8, 0], which",
+    ),
     Mutation(
         "hard_select",
         "returns the matching key instead of its value",
         {"return V[j].copy()": "return key.copy()"},
+        message="the matching KEY K[1]: return the VALUE V[j] of the matching key",
+    ),
+    Mutation(
+        "hard_select",
+        "argmax of np.allclose(K, q): one bool for the whole K, so always V[0]",
+        {
+            "    for j, key in enumerate(K):\n"
+            "        if np.allclose(q, key):\n"
+            "            return V[j].copy()\n"
+            '    raise KeyError(f"no key equals the query {q}")': (
+                "    j = np.argmax(np.allclose(K, q))  # the index of the matching key\n"
+                "    return V[j].copy()"
+            )
+        },
+        message="the first value V[0], whatever the query",
     ),
     Mutation(
         "hard_select",
@@ -37,6 +57,7 @@ CASES = [
         "hard_select",
         "skips the last key (off by one)",
         {"enumerate(K)": "enumerate(K[:-1])"},
+        message="hard_select raised KeyError for q = K[",
     ),
     Mutation(
         "hard_select",
@@ -69,12 +90,18 @@ def hard_select(q, K, V):
 """,
     ),
     # ---------------------------------------------------------------- dot_scores
-    Mutation("dot_scores", "K.T @ q (keys taken as columns)", {"return K @ q": "return K.T @ q"}),
+    Mutation(
+        "dot_scores",
+        "K.T @ q (keys taken as columns)",
+        {"return K @ q": "return K.T @ q"},
+        message="dot_scores(q, K) with q of shape (3,) and K of shape (4, 3) raised",
+    ),
     Mutation("dot_scores", "q @ q instead of the keys", {"return K @ q": "return q @ q"}),
     Mutation(
         "dot_scores",
         "scaled by sqrt(d)",
         {"return K @ q": "return K @ q / np.sqrt(q.shape[0]).astype(q.dtype)"},
+        message="the scores divided by sqrt(d): dot_scores is unscaled (soft_select",
     ),
     Mutation(
         "dot_scores",
@@ -109,16 +136,19 @@ def dot_scores(q, K):
         "additive_scores",
         "the tanh is missing",
         {"np.tanh(W_q @ q + K @ W_k.T)": "W_q @ q + K @ W_k.T"},
+        message="the tanh is missing",
     ),
     Mutation(
         "additive_scores",
         "W_q applied to the keys, W_k to the query",
         {"W_q @ q + K @ W_k.T": "W_k @ q + K @ W_q.T"},
+        message="W_q is applied to the keys and W_k to the query (swapped)",
     ),
     Mutation(
         "additive_scores",
         "hidden units summed instead of dotted with w",
         {"return hidden @ w": "return hidden.sum(axis=1)"},
+        message="the hidden units are summed instead of combined with the vector w",
     ),
     Mutation(
         "additive_scores",
@@ -127,8 +157,20 @@ def dot_scores(q, K):
             "np.tanh(W_q @ q + K @ W_k.T)": "W_q @ q + K @ W_k.T",
             "hidden @ w": "np.tanh(hidden @ w)",
         },
+        message="tanh is applied after the dot product with w, not before",
     ),
-    Mutation("additive_scores", "K @ W_k instead of K @ W_k.T", {"K @ W_k.T": "K @ W_k"}),
+    Mutation(
+        "additive_scores",
+        "K @ W_k instead of K @ W_k.T",
+        {"K @ W_k.T": "K @ W_k"},
+        message="the keys are multiplied by W_k transposed (W_k^T k_j instead of W_k",
+    ),
+    Mutation(
+        "additive_scores",
+        "W_k @ K like W_q @ q: the keys are rows, the shapes do not fit",
+        {"W_q @ q + K @ W_k.T": "W_q @ q + W_k @ K"},
+        message="W_q and W_k have shape (h, d): they turn a d-vector into an h-vector",
+    ),
     Mutation(
         "additive_scores",
         "tanh written with exponentials: overflows for large inputs",
@@ -166,6 +208,7 @@ def additive_scores(q, K, W_q, W_k, w):
         "softmax",
         "no exponential: x divided by its sum",
         {"exps = np.exp(shifted)": "exps = x"},
+        message="x / x.sum(): the exponential is missing",
     ),
     Mutation(
         "softmax",
@@ -185,6 +228,7 @@ def additive_scores(q, K, W_q, W_k, w):
         "softmax",
         "sum without keepdims",
         {"exps.sum(axis=axis, keepdims=True)": "exps.sum(axis=axis)"},
+        message="A max or sum along an axis drops that axis; keepdims=True keeps",
     ),
     Mutation(
         "softmax",
@@ -193,6 +237,7 @@ def additive_scores(q, K, W_q, W_k, w):
             "x.max(axis=axis, keepdims=True)": "x.max(axis=-1, keepdims=True)",
             "exps.sum(axis=axis, keepdims=True)": "exps.sum(axis=-1, keepdims=True)",
         },
+        message="softmax(X, axis=",
     ),
     Mutation(
         "softmax",
@@ -234,31 +279,37 @@ def softmax(x, axis=-1):
         "soft_select",
         "no 1/sqrt(d) scaling",
         {"(math.sqrt(d) * temperature)": "temperature"},
+        message="the scores are not divided by sqrt(d)",
     ),
     Mutation(
         "soft_select",
         "temperature multiplies the scores",
         {"/ (math.sqrt(d) * temperature)": "/ math.sqrt(d) * temperature"},
+        message="the scores are multiplied by the temperature instead of divided by it",
     ),
     Mutation(
         "soft_select",
         "weights not normalised",
         {"np.exp(scores - scores.max())": "np.exp(scores)", NORMALISE: ""},
+        message="the weights are not normalised (exp of the scores without dividing by",
     ),
     Mutation(
         "soft_select",
         "weighted sum over the wrong axis",
         {"return weights @ V": "return (V.T * weights).sum(axis=0)"},
+        message="soft_select returned one number per KEY (shape (3,)), expected one",
     ),
     Mutation(
         "soft_select",
         "scaled by sqrt(dv) instead of sqrt(d)",
         {"d = q.shape[-1]": "d = V.shape[-1]"},
+        message="the scores are divided by sqrt(dv), the VALUE size, not sqrt(d), the",
     ),
     Mutation(
         "soft_select",
         "scaled by d instead of sqrt(d)",
         {"(math.sqrt(d) * temperature)": "(d * temperature)"},
+        message="the scores are divided by d instead of sqrt(d)",
     ),
     Mutation(
         "soft_select",
@@ -269,6 +320,7 @@ def softmax(x, axis=-1):
         "soft_select",
         "np.sqrt(d) upcasts float32 to float64",
         {"math.sqrt(d)": "np.sqrt(d)"},
+        message="Note: np.sqrt(d) is a float64 NumPy scalar that upcasts float32",
     ),
     Mutation(
         "soft_select",
@@ -309,4 +361,59 @@ def soft_select(q, K, V, temperature=1.0):
     return np.einsum("n,nv->v", np.exp(log_weights), V)
 """,
     ),
+]
+
+# ---------------------------------------------------------------------- concept questions
+CASES += [
+    Case(
+        "q_temperature_to_zero",
+        "wrong",
+        "(a): the average of all values, hot and cold swapped",
+        'q_temperature_to_zero = "a"\n',
+    ),
+    Case(
+        "q_temperature_to_zero",
+        "wrong",
+        "(c): the best-aligned key, forgetting that a dot product also measures length",
+        'q_temperature_to_zero = "c"\n',
+    ),
+    Case(
+        "q_temperature_to_zero",
+        "right",
+        "upper case with spaces",
+        'q_temperature_to_zero = " B "\n',
+    ),
+    Case(
+        "q_temperature_to_infinity",
+        "wrong",
+        "(c): a softmax ignores a shift of its scores, not a rescaling",
+        'q_temperature_to_infinity = "c"\n',
+    ),
+    Case(
+        "q_temperature_to_infinity",
+        "wrong",
+        "two letters",
+        'q_temperature_to_infinity = "a, d"\n',
+        message="answer with exactly one letter",
+    ),
+    Case(
+        "q_temperature_to_infinity",
+        "right",
+        "upper case with a trailing newline",
+        'q_temperature_to_infinity = "D\\n"\n',
+    ),
+    Case(
+        "q_why_sqrt_d",
+        "wrong",
+        "(b): the scaling taken for the max subtraction that prevents overflow",
+        'q_why_sqrt_d = "b"\n',
+    ),
+    Case(
+        "q_why_sqrt_d",
+        "wrong",
+        "answered with a number",
+        "q_why_sqrt_d = 3\n",
+        message="should be a string",
+    ),
+    Case("q_why_sqrt_d", "right", "upper case", 'q_why_sqrt_d = "C"\n'),
 ]

@@ -25,16 +25,16 @@ CASES = [
     }),
     Mutation("self_attention_columns", "scaled by sqrt(r), the input size", {
         "math.sqrt(Q.shape[0])": "math.sqrt(I.shape[0])",
-    }),
+    }, message="the scores are divided by sqrt(r), the input size, instead of sqrt(q"),
     Mutation("self_attention_columns", "scaled by sqrt(v), the value size", {
         "math.sqrt(Q.shape[0])": "math.sqrt(V.shape[0])",
-    }),
+    }, message="the scores are divided by sqrt(v), the value size, instead of sqrt(q"),
     Mutation("self_attention_columns", "returns O transposed (n, v)", {
         "return O, A_prime": "return O.T, A_prime",
     }),
     Mutation("self_attention_columns", "O computed with A_prime transposed", {
         "O = V @ A_prime": "O = V @ A_prime.T",
-    }),
+    }, message="O = V @ A_prime.T: column j of O must mix the values with column j of"),
     Mutation("self_attention_columns", "hard-codes float32", {
         "    Q = W_q @ I": (
             "    I, W_q, W_k, W_v = I.float(), W_q.float(), W_k.float(), W_v.float()\n"
@@ -84,7 +84,7 @@ def self_attention_columns(I, W_q, W_k, W_v):
     Mutation("attention", "no 1/sqrt(d) scaling", {" / math.sqrt(Q.shape[-1])": ""}),
     Mutation("attention", "scaled by sqrt(d_v)", {
         "math.sqrt(Q.shape[-1])": "math.sqrt(V.shape[-1])",
-    }),
+    }, message="the scores are divided by sqrt(d_v) instead of sqrt(d), the key size"),
     Mutation("attention", "mask inverted (True = blocked)", {
         "masked_fill(~mask": "masked_fill(mask",
     }),
@@ -94,7 +94,8 @@ def self_attention_columns(I, W_q, W_k, W_v):
                                                   "    if mask is not None:\n"
                                                   "        weights = weights * mask",
     }),
-    Mutation("attention", "K.T only works without batch dims", {"K.transpose(-2, -1)": "K.T"}),
+    Mutation("attention", "K.T only works without batch dims", {"K.transpose(-2, -1)": "K.T"},
+             message="With leading batch dimensions, transpose only the last two"),
     Mutation("attention", "mask ignored", {MASKING: ""}),
     Mutation("attention", "boolean indexing scores[~mask] = -inf: no broadcasting", {
         MASKING: '    if mask is not None:\n        scores[~mask] = float("-inf")\n',
@@ -136,19 +137,20 @@ def attention(Q, K, V, mask=None):
     return weights @ V, weights
 '''),
     # ------------------------------------------------------------------ causal_mask
-    Mutation("causal_mask", "upper triangle", {".tril()": ".triu()"}),
+    Mutation("causal_mask", "upper triangle", {".tril()": ".triu()"},
+        message="the upper triangle: query i must see keys j <= i (the past), not j >="),
     Mutation("causal_mask", "strict lower triangle (diagonal excluded)", {
         ".tril()": ".tril(diagonal=-1)",
-    }),
+    }, message="the diagonal is missing: a token may attend to itself (j = i"),
     Mutation("causal_mask", "float 0/1 instead of bool", {
         "torch.ones(n, n, dtype=torch.bool)": "torch.ones(n, n)",
-    }),
+    }, message="expected torch.bool. Build it from a comparison or with"),
     # A comparison of positions, not the reference's tril: no small edit of it says this.
     Case("causal_mask", "wrong", "comparison the wrong way round", '''
 def causal_mask(n):
     positions = torch.arange(n)
     return positions[:, None] <= positions[None, :]
-'''),
+''', message="the upper triangle: query i must see keys j <= i (the past), not j >="),
     Case("causal_mask", "right", "arange comparison", '''
 def causal_mask(n):
     positions = torch.arange(n)
@@ -158,5 +160,26 @@ def causal_mask(n):
 def causal_mask(n):
     return ~torch.ones(n, n, dtype=torch.bool).triu(diagonal=1)
 '''),
+    # ------------------------------------------------------------------ concept questions
+    Case("q_double_length", "wrong", "(b): the attention matrix taken to grow linearly",
+         'q_double_length = "b"\n'),
+    Case("q_double_length", "wrong", "(c): the parameters taken to grow with the matrix",
+         'q_double_length = "c"\n'),
+    Case("q_double_length", "right", "upper case with spaces", 'q_double_length = " D "\n'),
+    Case("q_scores_per_minute", "wrong", "frames every 25 ms: the frame length taken as the hop",
+         "q_scores_per_minute = 2400**2\n"),
+    Case("q_scores_per_minute", "wrong", "one score per frame", "q_scores_per_minute = 6000\n"),
+    Case("q_scores_per_minute", "wrong", "half of them: the score matrix taken as symmetric",
+         "q_scores_per_minute = 6000 * 5999 // 2\n"),
+    Case("q_scores_per_minute", "wrong", "answered with a string",
+         'q_scores_per_minute = "36 million"\n', message="should be a number"),
+    Case("q_scores_per_minute", "right", "the exact count of frame_signal, 5998 frames",
+         "q_scores_per_minute = (1 + (60 * 16_000 - 400) // 160) ** 2\n"),
+    Case("q_scores_per_minute", "right", "written out as a float", "q_scores_per_minute = 3.6e7\n"),
+    Case("q_causal_saw_rows", "wrong", "(a): the mask taken to encode positions",
+         'q_causal_saw_rows = "a"\n'),
+    Case("q_causal_saw_rows", "wrong", "(b): the weights taken for the queries",
+         'q_causal_saw_rows = "b"\n'),
+    Case("q_causal_saw_rows", "right", "upper case", 'q_causal_saw_rows = "C"\n'),
 ]
 # fmt: on

@@ -14,7 +14,7 @@ CASES = [
         "X.reshape(*batch, n, num_heads, d // num_heads)":
             "X.reshape(*batch, num_heads, n, d // num_heads)",
         "return heads.transpose(-3, -2)": "return heads",
-    }),
+    }, message="X reshaped straight to (num_heads, n, d_head) without the transpose"),
     Mutation("split_heads", "transposes the last two dims instead", {
         "heads.transpose(-3, -2)": "heads.transpose(-2, -1)",
     }),
@@ -25,7 +25,7 @@ CASES = [
         "X.reshape(*batch, n, num_heads, d // num_heads)":
             "X.reshape(*batch, n, d // num_heads, num_heads)",
         "heads.transpose(-3, -2)": "heads.movedim(-1, -3)",
-    }),
+    }, message="the heads take interleaved columns (head 0 = columns 0, 3): cut each"),
     Mutation("split_heads", "no ValueError: reshape fails with RuntimeError", {
         "    if d % num_heads != 0:\n"
         '        raise ValueError(f"d = {d} is not divisible by num_heads = {num_heads}")\n': "",
@@ -33,7 +33,7 @@ CASES = [
     Mutation("split_heads", "ValueError message without the sizes", {
         'f"d = {d} is not divisible by num_heads = {num_heads}"':
             '"the model dimension must be divisible by the number of heads"',
-    }),
+    }, message="should give d (10) and num_heads (4)"),
     Mutation("split_heads", "only one batch dimension (b, n, d)", {
         "*batch, n, d = X.shape": "b, n, d = X.shape",
         "X.reshape(*batch, n,": "X.reshape(b, n,",
@@ -55,7 +55,7 @@ def split_heads(X, num_heads):
     # ------------------------------------------------------------------------ merge_heads
     Mutation("merge_heads", "reshape only, no transpose", {
         "X.transpose(-3, -2).reshape(": "X.reshape(",
-    }),
+    }, message="X reshaped straight to (n, h * dh) without the transpose: swap the"),
     Mutation("merge_heads", "fills a float32 buffer", {
         "    return X.transpose(-3, -2).reshape(*batch, n, h * dh)": (
             "    out = torch.zeros(*batch, n, h * dh)\n"
@@ -65,10 +65,10 @@ def split_heads(X, num_heads):
     }, message="merge_heads(X) for a float64 X has dtype torch.float32"),
     Mutation("merge_heads", "heads interleaved (dh before h)", {
         "X.transpose(-3, -2)": "X.permute(*range(len(batch)), -2, -1, -3)",
-    }),
+    }, message="the heads are interleaved (dh before h): row i must be [head 0 | head"),
     Mutation("merge_heads", "view after transpose (RuntimeError)", {
         ".reshape(*batch, n, h * dh)": ".view(*batch, n, h * dh)",
-    }),
+    }, message="After a transpose use .reshape(...) (or .contiguous().view"),
     Mutation("merge_heads", "only 4-D input (b, h, n, dh)", {
         "*batch, h, n, dh = X.shape": "b, h, n, dh = X.shape",
         "X.transpose(-3, -2).reshape(*batch, n, h * dh)": "X.transpose(1, 2).reshape(b, n, h * dh)",
@@ -107,7 +107,7 @@ CASES += [
     }),
     Mutation("MultiHeadSelfAttention", "no W_o", {
         "out = self.W_o(merge_heads(weights @ V))": "out = merge_heads(weights @ V)",
-    }),
+    }, message="W_o is not applied to the concatenated heads"),
     Mutation("MultiHeadSelfAttention", "softmax over the queries (dim=-2)", {
         "torch.softmax(scores, dim=-1)": "torch.softmax(scores, dim=-2)",
     }),
@@ -124,10 +124,14 @@ CASES += [
     }),
     Mutation("MultiHeadSelfAttention", "weights averaged over the heads", {
         "return out, weights": "return out, weights.mean(dim=-3)",
-    }),
+    }, message="weights has shape (2, 5, 5): it looks averaged over the heads. Return"),
     Mutation("MultiHeadSelfAttention", "mask not given a head dimension", {
         "~mask.unsqueeze(-3)": "~mask",
     }),
+    Mutation("MultiHeadSelfAttention", "W_q of one head's size, (d_model, d_head)", {
+        "self.W_q = nn.Linear(d_model, d_model, bias=bias)":
+            "self.W_q = nn.Linear(d_model, d_model // num_heads, bias=bias)",
+    }, message="; it should be nn.Linear(6, 6, bias=True), stored as self."),
     Mutation("MultiHeadSelfAttention", "bias argument ignored", {
         f"self.{W} = nn.Linear(d_model, d_model, bias=bias)":
             f"self.{W} = nn.Linear(d_model, d_model, bias=True)"
@@ -187,4 +191,27 @@ class MultiHeadSelfAttention(nn.Module):
             all_weights.append(weights)
         return self.W_o(torch.cat(outputs, dim=-1)), torch.stack(all_weights, dim=-3)
 ''')),
+]
+
+# ---------------------------------------------------------------------- concept questions
+CASES += [
+    Case("q_multi_head_weights", "wrong", "full-size d_model x d_model matrices for every head",
+         "q_multi_head_weights = 8 * 4 * 512**2\n"),
+    Case("q_multi_head_weights", "wrong", "W_o forgotten", "q_multi_head_weights = 3 * 512**2\n"),
+    Case("q_multi_head_weights", "wrong", "d_head x d_head matrices per head",
+         "q_multi_head_weights = 8 * 4 * 64**2\n"),
+    Case("q_multi_head_weights", "wrong", "the expression in quotes",
+         'q_multi_head_weights = "4 * 512**2"\n', message="should be a number"),
+    Case("q_multi_head_weights", "right", "the number written out",
+         "q_multi_head_weights = 1_048_576\n"),
+    Case("q_one_head_subtraction", "wrong", "(a): one head taken to have fewer parameters",
+         'q_one_head_subtraction = "a"\n'),
+    Case("q_one_head_subtraction", "wrong", "(d): a softmax taken to pick a single key",
+         'q_one_head_subtraction = "d"\n'),
+    Case("q_one_head_subtraction", "right", "upper case with spaces",
+         'q_one_head_subtraction = " C "\n'),
+    Case("q_head_scale", "wrong", "(a): scaled by sqrt(d_model), not sqrt(d_head)",
+         'q_head_scale = "a"\n'),
+    Case("q_head_scale", "wrong", "(d): the square root forgotten", 'q_head_scale = "d"\n'),
+    Case("q_head_scale", "right", "upper case", 'q_head_scale = "B"\n'),
 ]

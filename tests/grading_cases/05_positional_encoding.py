@@ -13,20 +13,23 @@ CASES = [
     Mutation("sinusoidal_encoding", "sine and cosine swapped", {
         "torch.stack((angles.sin(), angles.cos()), dim=-1)":
             "torch.stack((angles.cos(), angles.sin()), dim=-1)",
-    }),
+    }, message="sine and cosine swapped: PE[p, 2i] is the sine, PE[p, 2i+1] the cosine"),
     Mutation("sinusoidal_encoding", "exponent i / d_model with i the pair index", {
         "torch.arange(0, d_model, 2, dtype=torch.float64)":
             "torch.arange(d_model // 2, dtype=torch.float64)",
-    }),
+    }, message="the frequency uses i / d_model instead of 2i / d_model (i = the pair"),
+    Mutation("sinusoidal_encoding", "exponent 2 * (2i) / d_model: the column index doubled", {
+        "10000 ** (two_i / d_model)": "10000 ** (2 * two_i / d_model)",
+    }, message="the frequency uses 2j / d_model with j = the column index 2i"),
     Mutation("sinusoidal_encoding", "concatenated [sin | cos] halves, not interleaved", {
         "torch.stack((angles.sin(), angles.cos()), dim=-1)":
             "torch.cat((angles.sin(), angles.cos()), dim=-1)",
         "return pe.flatten(-2).to(": "return pe.to(",
-    }),
+    }, message="the sines and the cosines are concatenated [sin | cos] instead of"),
     Mutation("sinusoidal_encoding", "positions start at 1", {
         "torch.arange(num_positions, dtype=torch.float64)":
             "torch.arange(1, num_positions + 1, dtype=torch.float64)",
-    }),
+    }, message="the positions start at 1: the first row is position p = 0"),
     Mutation("sinusoidal_encoding", "no ValueError: an odd d_model is silently truncated", {
         "    if d_model % 2 != 0:\n"
         '        raise ValueError(f"d_model must be even (sine/cosine pairs), got {d_model}")\n':
@@ -62,17 +65,17 @@ def sinusoidal_encoding(num_positions, d_model):
     # ------------------------------------------------------------------ relative_positions
     Mutation("relative_positions", "offsets i - j instead of j - i", {
         "positions[None, :] - positions[:, None]": "positions[:, None] - positions[None, :]",
-    }),
+    }, message="the offsets are i - j instead of j - i (the table is transposed"),
     Mutation("relative_positions", "no clipping", {
         "offsets.clamp(-max_distance, max_distance) + max_distance": "offsets + max_distance",
-    }),
+    }, message="the offsets are not clipped to [-max_distance, max_distance]"),
     Mutation("relative_positions", "no + max_distance offset (negative indices)", {
         "offsets.clamp(-max_distance, max_distance) + max_distance":
             "offsets.clamp(-max_distance, max_distance)",
-    }),
+    }, message="max_distance is not added: indices must start at 0"),
     Mutation("relative_positions", "float dtype", {
         "torch.arange(n)": "torch.arange(n, dtype=torch.float32)",
-    }),
+    }, message="expected torch.int64 (long): the result indexes a table"),
     Mutation("relative_positions", "clipped to [0, 2K] after the offset, not before", {
         "offsets.clamp(-max_distance, max_distance) + max_distance":
             "(offsets + max_distance).clamp(0, 2 * max_distance + 1)",
@@ -94,19 +97,19 @@ def relative_positions(n, max_distance):
     Mutation("apply_rope", "rotates the wrong way (sine sign flipped)", {
         "(x_even * cos - x_odd * sin, x_even * sin + x_odd * cos)":
             "(x_even * cos + x_odd * sin, -x_even * sin + x_odd * cos)",
-    }),
+    }, message="the rotation goes the wrong way (the sign of the sine is flipped"),
     Mutation("apply_rope", "half-split layout: pairs (i, i + d/2)", {
         "x[..., 0::2], x[..., 1::2]": "x[..., : d // 2], x[..., d // 2 :]",
         "rotated = torch.stack(": "rotated = torch.cat(",
         "return rotated.flatten(-2)": "return rotated",
-    }),
+    }, message="the pairs are (i, i + d/2), the 'half-split' layout, not (2i, 2i+1"),
     Mutation("apply_rope", "frequency exponent i / d with i the pair index", {
         "torch.arange(0, d, 2, dtype=x.dtype, device=x.device)":
             "torch.arange(d // 2, dtype=x.dtype, device=x.device)",
-    }),
+    }, message="the frequency uses i / d instead of 2i / d (i = the pair index"),
     Mutation("apply_rope", "default positions start at 1", {
         "torch.arange(n, device=x.device)": "torch.arange(1, n + 1, device=x.device)",
-    }),
+    }, message="the positions start at 1: the first row is position 0 and is not"),
     Mutation("apply_rope", "hard-codes float32 (output buffer torch.zeros(x.shape))", {
         "return rotated.flatten(-2)":
             "out = torch.zeros(x.shape)\n"
@@ -118,7 +121,7 @@ def relative_positions(n, max_distance):
     }),
     Mutation("apply_rope", "ignores the positions argument", {
         "if positions is None:\n        positions = ": "positions = ",
-    }),
+    }, message="the positions argument is ignored (rows rotated by 0, 1, 2"),
     Case("apply_rope", "right", "complex numbers with torch.view_as_complex and torch.polar", '''
 def apply_rope(x, positions=None):
     n, d = x.shape[-2], x.shape[-1]
@@ -149,5 +152,29 @@ def apply_rope(x, positions=None):
         columns.append(torch.einsum("nab,...nb->...na", R, pair))
     return torch.cat(columns, dim=-1)
 '''),
+    # ------------------------------------------------------------------ concept questions
+    Case("q_swap_two_words", "wrong", "(b): equivariant taken for invariant",
+         'q_swap_two_words = "b"\n'),
+    Case("q_swap_two_words", "wrong", "(a): every output taken to depend on the order",
+         'q_swap_two_words = "a"\n'),
+    Case("q_swap_two_words", "right", "upper case with spaces", 'q_swap_two_words = " C "\n'),
+    Case("q_rope_offset", "wrong", "(b): the distance, without the sign of the offset",
+         'q_rope_offset = "b"\n'),
+    Case("q_rope_offset", "wrong", "(d): kept lengths taken for a constant score",
+         'q_rope_offset = "d"\n'),
+    Case("q_rope_offset", "wrong", "answered with a number", "q_rope_offset = 3\n",
+         message="should be a string"),
+    Case("q_rope_offset", "right", "upper case", 'q_rope_offset = "C"\n'),
+    Case("q_sinusoid_period", "wrong", "1 / omega: the 2 pi forgotten",
+         "q_sinusoid_period = 100\n"),
+    Case("q_sinusoid_period", "wrong", "exponent i / d_model with the pair index",
+         "q_sinusoid_period = 62.83\n"),
+    Case("q_sinusoid_period", "wrong", "the period of the first pair, i = 0",
+         "q_sinusoid_period = 6.283\n"),
+    Case("q_sinusoid_period", "wrong", "the number in quotes", 'q_sinusoid_period = "628"\n',
+         message="should be a number"),
+    Case("q_sinusoid_period", "right", "rounded to one decimal", "q_sinusoid_period = 628.3\n"),
+    Case("q_sinusoid_period", "right", "from the frequency",
+         "q_sinusoid_period = 2 * math.pi / 10000 ** (-2 / 4)\n"),
 ]
 # fmt: on

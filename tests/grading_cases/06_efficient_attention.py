@@ -5,7 +5,7 @@ A wrong answer is a ``Mutation``: the reference solution with a small edit that 
 mistake its name gives. Full sources (``Case``) are kept for right answers. ``message=`` is
 the phrase the student must read in the function's first test cell for that mistake.
 
-stride_mask, longformer_mask and bigbird_mask are worked examples of the optional section 7
+stride_mask, longformer_mask and bigbird_mask are worked examples of the optional section 8
 (ungraded), so they have no cases here.
 """
 
@@ -16,12 +16,12 @@ CASES = [
     # ------------------------------------------------------------------ local_mask
     Mutation("local_mask", "off by one: |i - j| < window", {
         ".abs() <= window": ".abs() < window",
-    }, message="off by one"),
+    }, message="|i - j| < window: the keys exactly `window` steps away are missing"),
     Mutation("local_mask", "one-sided (j <= i only)", {
         "return (positions[:, None] - positions[None, :]).abs() <= window":
             "return ((positions[:, None] - positions[None, :]).abs() <= window)"
             " & (positions[None, :] <= positions[:, None])",
-    }, message="one-sided"),
+    }, message="one-sided: a query must also see the keys after it (j > i)"),
     Mutation("local_mask", "window taken as the total width", {
         ".abs() <= window": ".abs() <= window // 2",
     }, message="the window read as the total width"),
@@ -31,7 +31,7 @@ CASES = [
     Mutation("local_mask", "float mask instead of bool", {
         "return (positions[:, None] - positions[None, :]).abs() <= window":
             "return ((positions[:, None] - positions[None, :]).abs() <= window).float()",
-    }, message="expected torch.bool"),
+    }, message="local_mask(8, 3) has dtype"),
     Mutation("local_mask", "no error for a negative window", {
         'if window < 0:\n        raise ValueError(f"window must be >= 0, got {window}")\n    ': "",
     }, message="should raise ValueError for a negative window"),
@@ -54,14 +54,20 @@ def local_mask(n, window):
     Mutation("global_mask", "rows only", {
         "return is_global[:, None] | is_global[None, :]":
             "return is_global[:, None].expand(n, n).clone()",
-    }, message="only the rows"),
+    }, message="only the rows: every token must also attend TO the global tokens"),
     Mutation("global_mask", "columns only", {
         "return is_global[:, None] | is_global[None, :]":
             "return is_global[None, :].expand(n, n).clone()",
     }, message="only the columns"),
     Mutation("global_mask", "intersection of rows and columns", {
         "is_global[:, None] | is_global[None, :]": "is_global[:, None] & is_global[None, :]",
-    }, message="an intersection"),
+    }, message="rows AND columns (an intersection): it is rows OR columns"),
+    Mutation("global_mask", "float mask: rows and columns set to 1.0", {
+        "is_global = torch.zeros(n, dtype=torch.bool)": "is_global = torch.zeros(n)",
+        "is_global[indices] = True": "is_global[indices] = 1.0",
+        "return is_global[:, None] | is_global[None, :]":
+            "return torch.maximum(is_global[:, None], is_global[None, :])",
+    }, message="global_mask(6, [0, 3]) has dtype"),
     Mutation("global_mask", "no range check: -1 wraps to the last token", {
         "    for i in indices:\n"
         "        if not 0 <= i < n:\n"
@@ -93,13 +99,13 @@ def global_mask(n, global_tokens):
     }),
     Mutation("sliding_window_attention", "no 1/sqrt(d) scaling", {
         "Q[..., start:stop, :] / math.sqrt(d)": "Q[..., start:stop, :]",
-    }),
+    }, message="the scores are not scaled by 1/sqrt"),
     Mutation("sliding_window_attention", "off by one: |i - j| < window", {
         ".abs() <= window": ".abs() < max(window, 1)",
-    }),
+    }, message="|i - j| < window (off by one): the keys exactly `window` away are"),
     Mutation("sliding_window_attention", "unfold over zero padding, edges not masked", {
         "scores.masked_fill_(~(band & exists)": "scores.masked_fill_(~band",
-    }),
+    }, message="the zero-padded keys at the edges take part in the softmax: mask them"),
     Mutation("sliding_window_attention", "hard-codes float32", {
         "n, d = Q.shape[-2], Q.shape[-1]":
             "Q, K, V = Q.float(), K.float(), V.float()\n    n, d = Q.shape[-2], Q.shape[-1]",
@@ -111,6 +117,13 @@ def global_mask(n, global_tokens):
     Mutation("sliding_window_attention", "keys converted to float32 (matmul fails on float64)", {
         "k = F.pad(K[..., lo:hi, :]": "k = F.pad(K[..., lo:hi, :].float()",
     }, message="raised RuntimeError on float64 inputs"),
+    Case("sliding_window_attention", "wrong", "plain softmax attention, the window ignored", '''
+def sliding_window_attention(Q, K, V, window):
+    if window < 0:
+        raise ValueError(f"window must be >= 0, got {window}")
+    scores = Q @ K.mT / math.sqrt(Q.shape[-1])
+    return torch.softmax(scores, dim=-1) @ V
+''', message="full attention: the window is ignored"),
     Mutation("sliding_window_attention", "drops the last partial block", {
         "num_blocks = -(-(stop - start) // block)": "num_blocks = (stop - start) // block",
     }),
@@ -143,17 +156,17 @@ def sliding_window_attention(Q, K, V, window):
     # ------------------------------------------------------------------ linear_attention
     Mutation("linear_attention", "relu feature map", {
         "phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1": "phi_q, phi_k = F.relu(Q), F.relu(K)",
-    }),
+    }, message="phi(x) = relu(x): the feature map is elu(x) + 1"),
     Mutation("linear_attention", "softmax feature map", {
         "phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1":
             "phi_q, phi_k = Q.softmax(dim=-1), K.softmax(dim=-1)",
     }),
     Mutation("linear_attention", "denominator missing", {
         "return numerator / denominator": "return numerator",
-    }),
+    }, message="the denominator is missing: divide by phi(q_i)^T z"),
     Mutation("linear_attention", "phi applied to V as well", {
         "S = phi_k.mT @ V": "S = phi_k.mT @ (F.elu(V) + 1)",
-    }),
+    }, message="phi is applied to V too: only queries and keys go through phi"),
     Mutation("linear_attention", "features in float32 (matmul fails on float64)", {
         "phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1":
             "phi_q, phi_k = F.elu(Q.float()) + 1, F.elu(K.float()) + 1",
@@ -163,7 +176,7 @@ def sliding_window_attention(Q, K, V, window):
     }, message="keep the dtype of their input"),
     Mutation("linear_attention", "eps ignored (hard-coded 1e-6)", {
         "z.unsqueeze(-1) + eps": "z.unsqueeze(-1) + 1e-6",
-    }),
+    }, message="eps is ignored (or fixed at 1e-6)"),
     Mutation("linear_attention", "quadratic form builds the n x n matrix", {
         "numerator = phi_q @ S": "numerator = (phi_q @ phi_k.mT) @ V",
     }),
@@ -171,6 +184,11 @@ def sliding_window_attention(Q, K, V, window):
         "denominator = phi_q @ z.unsqueeze(-1) + eps":
             "denominator = phi_q.sum(dim=-1, keepdim=True) * phi_k.shape[-2] + eps",
     }),
+    Case("linear_attention", "wrong", "softmax attention, no feature map", '''
+def linear_attention(Q, K, V, eps=1e-6):
+    scores = Q @ K.mT / math.sqrt(Q.shape[-1])
+    return torch.softmax(scores, dim=-1) @ V
+''', message="softmax attention: linear attention replaces exp(q.k) by phi(q).phi(k)"),
     Case("linear_attention", "right", "einsum", '''
 def linear_attention(Q, K, V, eps=1e-6):
     phi_q = torch.nn.functional.elu(Q) + 1
@@ -181,5 +199,32 @@ def linear_attention(Q, K, V, eps=1e-6):
     denominator = torch.einsum("...nd,...d->...n", phi_q, z)[..., None] + eps
     return numerator / denominator
 '''),
+    # ------------------------------------------------------------------ concept questions
+    Case("q_bigbird_mask", "wrong", "(b): Longformer taken for Big Bird, the random keys forgotten",
+         'q_bigbird_mask = "b"\n'),
+    Case("q_bigbird_mask", "wrong", "(a): only the two patterns of section 2",
+         'q_bigbird_mask = "a"\n'),
+    Case("q_bigbird_mask", "right", "upper case with spaces", 'q_bigbird_mask = " C "\n'),
+    Case("q_local_pairs", "wrong", "2w + 1 keys in every row: the edges ignored",
+         "q_local_pairs = 1000 * 21\n"),
+    Case("q_local_pairs", "wrong", "the diagonal forgotten: 2w keys per row",
+         "q_local_pairs = 1000 * 20 - 10 * 11\n"),
+    Case("q_local_pairs", "wrong", "the size of the mask, not its True entries",
+         "q_local_pairs = 1000**2\n"),
+    Case("q_local_pairs", "wrong", "answered with a string", 'q_local_pairs = "20890"\n',
+         message="should be a number"),
+    Case("q_local_pairs", "right", "the number written out, as a float",
+         "q_local_pairs = 20890.0\n"),
+    Case("q_local_pairs", "right", "the full mask minus the two blocked triangles",
+         "q_local_pairs = 1000**2 - 2 * (989 * 990 // 2)\n"),
+    Case("q_linear_beats_dense", "wrong", "(a): linear in n taken as cheaper at every n",
+         'q_linear_beats_dense = "a"\n'),
+    Case("q_linear_beats_dense", "wrong", "(c): n compared with d**2 instead of d",
+         'q_linear_beats_dense = "c"\n'),
+    Case("q_linear_beats_dense", "wrong", "(d): linear attention taken as a reordered mask",
+         'q_linear_beats_dense = "d"\n'),
+    Case("q_linear_beats_dense", "wrong", "answered with a list", 'q_linear_beats_dense = ["b"]\n',
+         message="should be a string"),
+    Case("q_linear_beats_dense", "right", "upper case", 'q_linear_beats_dense = "B"\n'),
 ]
 # fmt: on

@@ -13,10 +13,10 @@ CASES = [
     # ------------------------------------------------------------------ pixels_as_vectors
     Mutation("pixels_as_vectors", "reshape without moving the channel axis", {
         ".transpose(-2, -1)": ".reshape(-1, img.shape[0])",
-    }),
+    }, message="img.reshape(H * W, C): a reshape does not move the channel axis, it"),
     Mutation("pixels_as_vectors", "H and W swapped (column-major pixel order)", {
         "img.flatten(-2)": "img.transpose(-2, -1).flatten(-2)",
-    }),
+    }, message="the pixels are numbered column by column (H and W swapped): pixel (r"),
     Mutation("pixels_as_vectors", "returns (C, H*W), not transposed", {
         ".transpose(-2, -1)": "",
     }),
@@ -153,5 +153,32 @@ def receptive_field_mask(height, width, kernel_size):
             mask[i, j] = max(dr, dc) <= kernel_size // 2
     return mask
 '''),
+    # ------------------------------------------------------------------ concept questions
+    Case("q_receptive_field_keys", "wrong", "(a): notebook 06's 1-D window on the flat index",
+         'q_receptive_field_keys = "a"\n'),
+    Case("q_receptive_field_keys", "wrong", "(b): the diamond, the diagonal neighbours missing",
+         'q_receptive_field_keys = "b"\n'),
+    Case("q_receptive_field_keys", "wrong", "(d): nine neighbours on the flat index",
+         'q_receptive_field_keys = "d"\n'),
+    Case("q_receptive_field_keys", "right", "upper case with spaces",
+         'q_receptive_field_keys = " C "\n'),
+    Case("q_attention_needs_data", "wrong", "(a): section 4's construction forgotten",
+         'q_attention_needs_data = "a"\n'),
+    Case("q_attention_needs_data", "wrong", "(b): the CNN's window attributed to attention",
+         'q_attention_needs_data = "b"\n'),
+    Case("q_attention_needs_data", "wrong", "(d): compute confused with data",
+         'q_attention_needs_data = "d"\n'),
+    Case("q_attention_needs_data", "wrong", "two letters", 'q_attention_needs_data = "bc"\n',
+         message="exactly one letter"),
+    Case("q_attention_needs_data", "right", "upper case", 'q_attention_needs_data = "C"\n'),
+    Case("q_vit_patches", "wrong", "the area divided by P, not by P**2",
+         "q_vit_patches = 384**2 // 16\n"),
+    Case("q_vit_patches", "wrong", "the patches of one row only", "q_vit_patches = 24\n"),
+    Case("q_vit_patches", "wrong", "each colour channel counted as its own patch",
+         "q_vit_patches = 3 * 576\n"),
+    Case("q_vit_patches", "wrong", "answered with a string", 'q_vit_patches = "576"\n',
+         message="should be a number"),
+    Case("q_vit_patches", "right", "as a float, from the image area",
+         "q_vit_patches = 384 * 384 / 16**2\n"),
 ]
 # fmt: on

@@ -42,32 +42,32 @@ CASES = [
     # ------------------------------------------------------------------------- rnn_forward
     Mutation("rnn_forward", "h0 included in the output (n + 1 rows)", {
         "states = []": "states = [h]",
-    }),
+    }, message="H has n + 1 = 6 rows: return h_1, ..., h_n, without h_0"),
     Mutation("rnn_forward", "returns h_0 .. h_(n-1) (state before each step)", {
         "        h = torch.tanh(input_t + W_h @ h)\n        states.append(h)": (
             "        states.append(h)\n        h = torch.tanh(input_t + W_h @ h)"
         ),
-    }),
+    }, message="the rows are h_0, ..., h_(n-1): return the states after each step"),
     Mutation("rnn_forward", "returns the last state only", {
         "return torch.stack(states)": "return h",
     }),
     Mutation("rnn_forward", "tanh missing", {
         "h = torch.tanh(input_t + W_h @ h)": "h = input_t + W_h @ h",
-    }),
+    }, message="Some hidden states lie outside [-1, 1]: tanh must be applied to the"),
     Mutation("rnn_forward", "b added outside the tanh", {
         "inputs = X @ W_x.T + b": "inputs = X @ W_x.T",
         "torch.tanh(input_t + W_h @ h)": "torch.tanh(input_t + W_h @ h) + b",
-    }),
+    }, message="Some hidden states lie outside [-1, 1]: tanh must be applied to the"),
     Mutation("rnn_forward", "W_h transposed (h @ W_h)", {
         "W_h @ h": "h @ W_h",
-    }),
+    }, message="W_h is transposed: the update uses W_h @ h_(t-1), i.e. h_(t-1) @"),
     Mutation("rnn_forward", "W_x transposed (X @ W_x), no shape checks", {
         **NO_SHAPE_CHECKS,
         "X @ W_x.T": "X @ W_x",
     }),
     Mutation("rnn_forward", "h0 ignored (always zeros)", {
         "    h = h0\n": "    h = X.new_zeros(d_h)\n",
-    }),
+    }, message="h0 is ignored: the first step must start from the given h0"),
     Mutation("rnn_forward", "default h0 created as float32 zeros", {
         "h0 = X.new_zeros(d_h)": "h0 = torch.zeros(d_h)",
     }, message="is the default h0 created as float32?"),
@@ -180,14 +180,14 @@ def causal_linear_attention(Q, K, V, eps=1e-6):
         "        outputs.append(numerator / (denominator + eps))\n": (
             "        outputs.append(numerator / (denominator + eps))\n" + STATE_UPDATE
         ),
-    }),
+    }, message="out_t is computed BEFORE the state update (it sees only positions <"),
     Mutation("linear_attention_recurrent", "z not accumulated", {
         "z = z + k_t": "z = k_t",
-    }),
+    }, message="z is not accumulated: z_t = z_(t-1) + phi(k_t), like S_t"),
     Mutation("linear_attention_recurrent", "state reset at every step", {
         "S = S + k_t": "S = k_t",
         "z = z + k_t": "z = k_t",
-    }),
+    }, message="the state is reset at every step: S_t and z_t must keep the sums of"),
     Mutation("linear_attention_recurrent", "indexes Q[t]: no batch dimensions", {
         "phi_k[..., t, :], V[..., t, :], phi_q[..., t, :]": "phi_k[t], V[t], phi_q[t]",
     }, message="Leading batch dimensions are not handled"),
@@ -221,7 +221,11 @@ def linear_attention_recurrent(Q, K, V, eps=1e-6):
             "S = (phi_k.unsqueeze(-1) * V.unsqueeze(-2)).sum(dim=-3)"
         ),
         "z = z + k_t": "z = phi_k.sum(dim=-2)",
-    }),
+    }, message="every position sees ALL keys: use the state at step t, not the final"),
+    Mutation("linear_attention_recurrent", "feature map elu(x), the + 1 forgotten", {
+        "phi_q = F.elu(Q) + 1": "phi_q = F.elu(Q)",
+        "phi_k = F.elu(K) + 1": "phi_k = F.elu(K)",
+    }, message="the feature map is not elu(x) + 1"),
     Mutation("linear_attention_recurrent", "eps added to the numerator too", {
         "numerator = (q_t.unsqueeze(-1) * S).sum(dim=-2)": (
             "numerator = (q_t.unsqueeze(-1) * S).sum(dim=-2) + eps"
@@ -242,4 +246,29 @@ def linear_attention_recurrent(Q, K, V, eps=1e-6):
         outputs.append((q @ S) / (q @ z + eps))
     return torch.cat(outputs, dim=-2)
 '''),
+    # ------------------------------------------------------------------ concept questions
+    Case("q_rnn_sequential", "wrong", "(a): attention taken to do less arithmetic",
+         'q_rnn_sequential = "a"\n'),
+    Case("q_rnn_sequential", "wrong", "(c): the RNN's shared weights taken as per step",
+         'q_rnn_sequential = "c"\n'),
+    Case("q_rnn_sequential", "wrong", "(d): the tanh blamed instead of the chain",
+         'q_rnn_sequential = "d"\n'),
+    Case("q_rnn_sequential", "right", "upper case with spaces", 'q_rnn_sequential = " B "\n'),
+    Case("q_linear_state_size", "wrong", "the key/value cache of softmax attention",
+         "q_linear_state_size = 1000 * (32 + 64)\n"),
+    Case("q_linear_state_size", "wrong", "the normaliser z forgotten",
+         "q_linear_state_size = 32 * 64\n"),
+    Case("q_linear_state_size", "wrong", "one state kept per token",
+         "q_linear_state_size = 1000 * (32 * 64 + 32)\n"),
+    Case("q_linear_state_size", "wrong", "answered with a tuple of shapes",
+         "q_linear_state_size = (32, 64)\n", message="should be a number"),
+    Case("q_linear_state_size", "right", "the number written out, as a float",
+         "q_linear_state_size = 2080.0\n"),
+    Case("q_softmax_no_state", "wrong", "(d): the cache taken for a fixed-size state",
+         'q_softmax_no_state = "d"\n'),
+    Case("q_softmax_no_state", "wrong", "(c): the stabilising max taken as essential",
+         'q_softmax_no_state = "c"\n'),
+    Case("q_softmax_no_state", "wrong", "(a): the causal mask taken to change",
+         'q_softmax_no_state = "a"\n'),
+    Case("q_softmax_no_state", "right", "upper case", 'q_softmax_no_state = "B"\n'),
 ]

@@ -1,7 +1,8 @@
 """Wrong and right answers for 09_gnn.
 
 Wrong answers are ``Mutation``s of the reference solution (the mistake as a small edit);
-full sources (``Case``) only for right answers. Graded by real nbgrader autograde
+full sources (``Case``) for right answers, and for wrong ones that rewrite the function
+(edge_softmax's dense matrix and its flattened heads). Graded by real nbgrader autograde
 (tests/course/test_autograde.py).
 """
 
@@ -32,23 +33,23 @@ CASES = [
         "mask = torch.zeros(num_nodes, num_nodes, dtype=torch.bool)": (
             "mask = torch.eye(num_nodes, dtype=torch.bool)"
         ),
-    }),
+    }, message="self-loops were added although add_self_loops=False"),
     Mutation("adjacency_mask", "add_self_loops ignored, never added", {
         "    if add_self_loops:\n        mask |= torch.eye(num_nodes, dtype=torch.bool)\n": "",
-    }),
+    }, message="the self-loops are missing: add_self_loops=True must set the diagonal"),
     Mutation("adjacency_mask", "float mask instead of bool", {
         "return mask": "return mask.float()",
-    }),
+    }, message="expected torch.bool. PyTorch ADDS a float mask to the scores"),
     Mutation("adjacency_mask", "int64 mask, like to_dense_adj(...).T.long()", {
         "return mask": "return mask.long()",
-    }),
+    }, message="expected torch.bool. PyTorch ADDS a float mask to the scores"),
     Mutation("adjacency_mask", "size from edge_index.max() + 1 instead of num_nodes", {
         "mask = torch.zeros(num_nodes, num_nodes, dtype=torch.bool)": (
             "n = int(edge_index.max()) + 1 if edge_index.numel() else num_nodes\n"
             "    mask = torch.zeros(n, n, dtype=torch.bool)"
         ),
         "torch.eye(num_nodes, dtype=torch.bool)": "torch.eye(n, dtype=torch.bool)",
-    }),
+    }, message="adjacency_mask(edge_index, 5) has shape (4, 4), expected (5, 5): take"),
     Mutation("adjacency_mask", "no validation of the input", {ADJACENCY_CHECKS: ""}),
     Mutation("adjacency_mask", "negative indices not rejected", {
         "outside = (edge_index < 0) | (edge_index >= num_nodes)": (
@@ -111,7 +112,7 @@ def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
     }),
     Mutation("graph_attention", "weights not transposed, X @ W_q", {
         "Q, K, V = X @ W_q.T, X @ W_k.T, X @ W_v.T": "Q, K, V = X @ W_q, X @ W_k, X @ W_v",
-    }),
+    }, message="With X (N, d) and W_q (d_k, d), the queries are Q = X @ W_q.T of"),
     Mutation("graph_attention", "self-loops added", {
         "adjacency_mask(edge_index, X.shape[0])": (
             "adjacency_mask(edge_index, X.shape[0], add_self_loops=True)"
@@ -147,4 +148,108 @@ def graph_attention(X, edge_index, W_q, W_k, W_v):
             rows.append(F.scaled_dot_product_attention(Q[i : i + 1], K[sources], V[sources])[0])
     return torch.stack(rows)
 '''),
+    # ------------------------------------------------------------------ edge_softmax
+    Mutation("edge_softmax", "grouped by the source, edge_index[0]", {
+        "target = edge_index[1]  # (E,)": "target = edge_index[0]  # (E,)",
+    }, message="grouped by their SOURCE"),
+    Mutation("edge_softmax", "one softmax over all edges", {
+        "return exp / total[target]": "return torch.softmax(scores, dim=0)",
+    }, message="one softmax over all E edges"),
+    Mutation("edge_softmax", "no shift: exp of the raw scores overflows", {
+        "exp = torch.exp(scores - best[target])": "exp = torch.exp(scores)",
+    }, message="edge_softmax gives NaN or inf for scores near 1000: exp(1000) overflows"),
+    Mutation("edge_softmax", "shifted by the maximum over all edges", {
+        "exp = torch.exp(scores - best[target])": "exp = torch.exp(scores - scores.max())",
+    }, message="the largest score over ALL edges"),
+    Mutation("edge_softmax", "scores (E,) only: the index is not expanded over the heads", {
+        "index = target.reshape(-1, *[1] * len(heads)).expand_as(scores)": "index = target",
+    }, message="for scores of shape (E, H)"),
+    Case("edge_softmax", "wrong", "heads flattened: one softmax over a node's edges and heads", '''
+def edge_softmax(scores, edge_index, num_nodes):
+    if edge_index.dim() != 2 or edge_index.shape[0] != 2:
+        raise ValueError("edge_index must be (2, E)")
+    if scores.dim() not in (1, 2) or scores.shape[0] != edge_index.shape[1]:
+        raise ValueError("one score per edge")
+    heads = scores.shape[1] if scores.dim() == 2 else 1
+    flat = scores.reshape(-1)  # (E * H,)
+    target = edge_index[1].repeat_interleave(heads)  # (E * H,)
+    best = torch.full((num_nodes,), float("-inf"), dtype=scores.dtype)
+    best = best.scatter_reduce(0, target, flat, reduce="amax")
+    exp = torch.exp(flat - best[target])
+    total = torch.zeros(num_nodes, dtype=scores.dtype).index_add(0, target, exp)
+    return (exp / total[target]).reshape(scores.shape)
+''', message="each node's softmax ran over its edges AND the heads together"),
+    Mutation("edge_softmax", "not normalised: exp of the shifted scores", {
+        "return exp / total[target]": "return exp",
+    }, message="the weights of the edges that arrive at a node must sum to 1"),
+    Mutation("edge_softmax", "shifted in place: the scores are modified", {
+        "exp = torch.exp(scores - best[target])": "exp = torch.exp(scores.sub_(best[target]))",
+    }, message="was modified in place"),
+    Mutation("edge_softmax", "hard-codes float32", {
+        "    target = edge_index[1]  # (E,)": "    scores = scores.float()\n"
+        "    target = edge_index[1]  # (E,)",
+    }, message="for float64 scores has dtype torch.float32"),
+    Mutation("edge_softmax", "no check of the input shapes", {
+        "    if edge_index.dim() != 2 or edge_index.shape[0] != 2:\n": "    if False:\n",
+        "    if scores.dim() not in (1, 2) or scores.shape[0] != edge_index.shape[1]:\n":
+            "    if False:\n",
+    }, message="should raise ValueError"),
+    Case("edge_softmax", "wrong", "dense: an (N, N) masked score matrix, read at the edges", '''
+def edge_softmax(scores, edge_index, num_nodes):
+    if edge_index.dim() != 2 or edge_index.shape[0] != 2:
+        raise ValueError("edge_index must be (2, E)")
+    if scores.dim() not in (1, 2) or scores.shape[0] != edge_index.shape[1]:
+        raise ValueError("one score per edge")
+    source, target = edge_index
+    dense = torch.full((num_nodes, num_nodes, *scores.shape[1:]), float("-inf"),
+                       dtype=scores.dtype)
+    dense[target, source] = scores  # row = target i, column = source j
+    weights = torch.softmax(dense, dim=1).nan_to_num(0.0)
+    return weights[target, source]
+''', message="created a tensor of shape"),
+    Case("edge_softmax", "right", "loop over the target nodes, torch.softmax per node", '''
+def edge_softmax(scores, edge_index, num_nodes):
+    if edge_index.ndim != 2 or len(edge_index) != 2:
+        raise ValueError(f"edge_index must be (2, E), got {list(edge_index.shape)}")
+    if scores.ndim not in (1, 2) or len(scores) != edge_index.shape[1]:
+        raise ValueError(f"need one row of scores per edge, got {list(scores.shape)}")
+    alpha = torch.empty_like(scores)
+    for node in edge_index[1].unique().tolist():
+        arriving = edge_index[1] == node
+        alpha[arriving] = torch.softmax(scores[arriving], dim=0)
+    return alpha
+'''),
+    Case("edge_softmax", "right", "PyG's torch_geometric.utils.softmax", '''
+def edge_softmax(scores, edge_index, num_nodes):
+    from torch_geometric.utils import softmax
+
+    if edge_index.dim() != 2 or edge_index.size(0) != 2:
+        raise ValueError("edge_index must have shape (2, E)")
+    if scores.dim() not in (1, 2) or scores.size(0) != edge_index.size(1):
+        raise ValueError("scores must be (E,) or (E, H)")
+    return softmax(scores, edge_index[1], num_nodes=num_nodes)
+'''),
+    # ------------------------------------------------------------------ concept questions
+    Case("q_adjacency_restricts", "wrong", "(d): the transpose mistake, out-neighbours",
+         'q_adjacency_restricts = "d"\n'),
+    Case("q_adjacency_restricts", "wrong", "(c): one projection per edge",
+         'q_adjacency_restricts = "c"\n'),
+    Case("q_adjacency_restricts", "wrong", "(a): isolated nodes taken to be dropped",
+         'q_adjacency_restricts = "a"\n'),
+    Case("q_adjacency_restricts", "wrong", "answered with a number", "q_adjacency_restricts = 2\n",
+         message="should be a string"),
+    Case("q_adjacency_restricts", "right", "upper case with spaces",
+         'q_adjacency_restricts = " B "\n'),
+    Case("q_complete_graph", "wrong", "(b): all edges taken to mean equal weights",
+         'q_complete_graph = "b"\n'),
+    Case("q_complete_graph", "wrong", "(d): the self-loops taken to win the softmax",
+         'q_complete_graph = "d"\n'),
+    Case("q_complete_graph", "right", "upper case", 'q_complete_graph = "A"\n'),
+    Case("q_karate_weights", "wrong", "the dense N x N matrix", "q_karate_weights = 34**2\n"),
+    Case("q_karate_weights", "wrong", "the self-loops forgotten", "q_karate_weights = 156\n"),
+    Case("q_karate_weights", "wrong", "each friendship counted once",
+         "q_karate_weights = 78 + 34\n"),
+    Case("q_karate_weights", "wrong", "answered with None", "q_karate_weights = None\n",
+         message="not answered yet"),
+    Case("q_karate_weights", "right", "as a float", "q_karate_weights = 190.0\n"),
 ]

@@ -22,13 +22,20 @@ CASES = [
     }),
     Mutation("PositionwiseFeedForward", "F.dropout left on in eval mode", {
         "self.linear2(self.dropout(hidden))": "self.linear2(F.dropout(hidden, self.dropout.p))",
-    }),
+    }, message="After .eval() PositionwiseFeedForward still gives a different output"),
     Mutation("PositionwiseFeedForward", "dropout on the output", {
         "return self.linear2(self.dropout(hidden))": "return self.dropout(self.linear2(hidden))",
-    }),
+    }, message="In training mode many outputs are exactly 0: dropout is applied to"),
     Mutation("PositionwiseFeedForward", "dropout argument ignored", {
         "self.dropout = nn.Dropout(dropout)": "self.dropout = nn.Dropout(0.0)",
-    }),
+    }, message="In training mode with dropout=0.5 the output never changes: dropout"),
+    Mutation("PositionwiseFeedForward", "dropout by hand, kept units not scaled by 1 / (1 - p)", {
+        "self.dropout = nn.Dropout(dropout)": "self.p = dropout",
+        "return self.linear2(self.dropout(hidden))":
+            "if self.training:\n"
+            "            hidden = hidden * (torch.rand_like(hidden) >= self.p)\n"
+            "        return self.linear2(hidden)",
+    }, message="the kept hidden units are not scaled by 1 / (1 - p): inverted dropout"),
     Mutation("PositionwiseFeedForward", "no ValueError for a bad dropout", {
         "        if not 0.0 <= dropout < 1.0:\n"
         '            raise ValueError(f"dropout must be in [0, 1), got {dropout}")\n': "",
@@ -58,22 +65,36 @@ class PositionwiseFeedForward(nn.Module):
     Mutation("layer_norm", "unbiased variance (torch.var default)", {
         "variance = ((x - mean) ** 2).mean(dim=-1, keepdim=True)":
             "variance = x.var(dim=-1, keepdim=True)",
-    }),
+    }, message="the unbiased variance (divided by d - 1 = 7, torch.var's default"),
     Mutation("layer_norm", "eps outside the square root", {
         "torch.sqrt(variance + eps)": "(torch.sqrt(variance) + eps)",
-    }),
+    }, message="eps added outside the square root (sqrt(var) + eps): it belongs"),
     Mutation("layer_norm", "normalised over the vectors (dim=-2)", {
         "mean = x.mean(dim=-1, keepdim=True)": "mean = x.mean(dim=-2, keepdim=True)",
         "variance = ((x - mean) ** 2).mean(dim=-1, keepdim=True)":
             "variance = ((x - mean) ** 2).mean(dim=-2, keepdim=True)",
-    }),
+    }, message="normalised over the wrong axis (each feature across the vectors"),
     Mutation("layer_norm", "gamma and beta swapped", {
         "return gamma * (x - mean) / torch.sqrt(variance + eps) + beta":
             "return beta * (x - mean) / torch.sqrt(variance + eps) + gamma",
-    }),
+    }, message="gamma and beta swapped: gamma scales, beta shifts"),
+    Mutation("layer_norm", "divided by the variance, not the standard deviation", {
+        "/ torch.sqrt(variance + eps)": "/ (variance + eps)",
+    }, message="the variance is used where its square root (the standard deviation)"),
+    Mutation("layer_norm", "the mean not subtracted", {
+        "return gamma * (x - mean) /": "return gamma * x /",
+    }, message="the mean is not subtracted"),
+    Mutation("layer_norm", "gamma and beta not applied", {
+        "return gamma * (x - mean) / torch.sqrt(variance + eps) + beta":
+            "return (x - mean) / torch.sqrt(variance + eps)",
+    }, message="gamma and beta are not applied"),
+    Mutation("layer_norm", "ValueError without the shapes", {
+        'f"{name} has shape {tuple(parameter.shape)}, expected ({d},) for x of shape "\n'
+        '                f"{tuple(x.shape)}"': 'f"{name} must match the last dimension of x"',
+    }, message="should give the shapes (5,) and (4,)"),
     Mutation("layer_norm", "eps argument ignored", {
         "torch.sqrt(variance + eps)": "torch.sqrt(variance + 1e-5)",
-    }),
+    }, message="the eps argument is ignored"),
     Mutation("layer_norm", "no ValueError for wrong gamma or beta shapes", {
         "            raise ValueError(\n": "            pass\n            _ = (\n",
     }),
@@ -129,12 +150,22 @@ def layer_norm(x, gamma, beta, eps=1e-5):
     Mutation("EncoderBlock", "mask not passed to the attention", {
         "self.attention(self.norm1(X), mask)[0]": "self.attention(self.norm1(X))[0]",
         "self.attention(X, mask)[0]": "self.attention(X)[0]",
-    }),
+    }, message="the mask is not passed on to the attention sublayer"),
     Mutation("EncoderBlock", "norm1 used for both sublayers", {
         "self.feed_forward(self.norm2(H))": "self.feed_forward(self.norm1(H))",
         "return self.norm2(H + self.feed_forward(H))":
             "return self.norm1(H + self.feed_forward(H))",
     }),
+    Mutation("EncoderBlock", "one LayerNorm self.norm shared by both sublayers", {
+        "        self.norm1 = nn.LayerNorm(d_model)\n        self.norm2 = nn.LayerNorm(d_model)\n":
+            "        self.norm = nn.LayerNorm(d_model)\n",
+        "H = X + self.attention(self.norm1(X), mask)[0]":
+            "H = X + self.attention(self.norm(X), mask)[0]",
+        "return H + self.feed_forward(self.norm2(H))": "return H + self.feed_forward(self.norm(H))",
+        "H = self.norm1(X + self.attention(X, mask)[0])":
+            "H = self.norm(X + self.attention(X, mask)[0])",
+        "return self.norm2(H + self.feed_forward(H))": "return self.norm(H + self.feed_forward(H))",
+    }, message="; it should be nn.LayerNorm("),
     Mutation("EncoderBlock", "pre-norm without the second residual", {
         "return H + self.feed_forward(self.norm2(H))": "return self.feed_forward(self.norm2(H))",
     }),
@@ -162,20 +193,28 @@ class EncoderBlock(nn.Module):
     # ----------------------------------------------------------------------- padding_mask
     Mutation("padding_mask", "True marks the padding (inverted)", {
         "positions < lengths.unsqueeze(-1)": "positions >= lengths.unsqueeze(-1)",
-    }),
+    }, message="True marks the padding (PyTorch's key_padding_mask convention): in"),
     Mutation("padding_mask", "one position too many (<=)", {
         "positions < lengths.unsqueeze(-1)": "positions <= lengths.unsqueeze(-1)",
-    }),
+    }, message="one position too many (j <= length): positions 0 .. length - 1 are"),
     Mutation("padding_mask", "masks the queries: shape (batch, n, 1)", {
         "(positions < lengths.unsqueeze(-1)).unsqueeze(-2)":
             "(positions < lengths.unsqueeze(-1)).unsqueeze(-1)",
-    }),
+    }, message="padding_mask(lengths, 4) has shape (3, 4, 1): it masks the queries"),
     Mutation("padding_mask", "no query dimension: shape (batch, n)", {
         "(positions < lengths.unsqueeze(-1)).unsqueeze(-2)": "(positions < lengths.unsqueeze(-1))",
     }),
     Mutation("padding_mask", "no ValueError for lengths out of range", {
         "    if wrong.numel() > 0:\n": "    if False:\n",
     }),
+    Mutation("padding_mask", "ValueError that gives no length", {
+        'f"every length must be between 1 and n = {n}; got {wrong[0].item()}"':
+            'f"every length must be between 1 and n = {n}"',
+    }, message="should give the length 0"),
+    Mutation("padding_mask", "ValueError that gives the bounds, not the length", {
+        'f"every length must be between 1 and n = {n}; got {wrong[0].item()}"':
+            'f"lengths must be > 0 and <= n = {n}"',
+    }, message="should give the length 5"),
     Mutation("padding_mask", "only 1-D lengths (batch,)", {
         "(positions < lengths.unsqueeze(-1)).unsqueeze(-2)":
             "(positions < lengths[:, None])[:, None]",
@@ -188,4 +227,28 @@ def padding_mask(lengths, n):
     keys = torch.arange(n).expand(*lengths.shape, 1, n)
     return keys < lengths[..., None, None]
 '''),
+    # ------------------------------------------------------------------ concept questions
+    Case("q_residual_keeps_words", "wrong", "(b): LayerNorm taken for the residual connection",
+         'q_residual_keeps_words = "b"\n'),
+    Case("q_residual_keeps_words", "wrong", "(d): residual taken to re-add the positions",
+         'q_residual_keeps_words = "d"\n'),
+    Case("q_residual_keeps_words", "right", "upper case with spaces",
+         'q_residual_keeps_words = " A "\n'),
+    Case("q_pre_norm_sublayer", "wrong", "(a): the post-norm sublayer",
+         'q_pre_norm_sublayer = "a"\n'),
+    Case("q_pre_norm_sublayer", "wrong", "(c): the residual path normalised as well",
+         'q_pre_norm_sublayer = "c"\n'),
+    Case("q_pre_norm_sublayer", "wrong", "(d): the sublayer's output normalised",
+         'q_pre_norm_sublayer = "d"\n'),
+    Case("q_pre_norm_sublayer", "wrong", "a letter not offered", 'q_pre_norm_sublayer = "e"\n',
+         message="exactly one letter"),
+    Case("q_pre_norm_sublayer", "right", "upper case", 'q_pre_norm_sublayer = "B"\n'),
+    Case("q_ffn_rows", "wrong", "(a): the block's attention forgotten", 'q_ffn_rows = "a"\n'),
+    Case("q_ffn_rows", "wrong", "(c): the feed-forward network taken to mix positions",
+         'q_ffn_rows = "c"\n'),
+    Case("q_ffn_rows", "wrong", "(d): the feed-forward network taken for a window",
+         'q_ffn_rows = "d"\n'),
+    Case("q_ffn_rows", "wrong", "answered with a number", "q_ffn_rows = 2\n",
+         message="should be a string"),
+    Case("q_ffn_rows", "right", "upper case with a trailing newline", 'q_ffn_rows = "B\\n"\n'),
 ]

@@ -62,17 +62,26 @@ def test_sliders_have_the_right_kind_range_and_counted_ids() -> None:
     assert len(set(ids)) == len(ids)
 
 
-def test_moving_a_slider_redraws_with_the_new_value(monkeypatch) -> None:
+def figures_in(output) -> list[str]:
+    """The PNGs (base64) an ``ipywidgets.Output`` holds, one per figure shown in it."""
+    return [o["data"]["image/png"] for o in output.outputs if "image/png" in o.get("data", {})]
+
+
+def test_moving_a_slider_replaces_the_figure_with_one_at_the_new_value() -> None:
     calls: list[dict] = []
     figure = InteractiveFigure(make_draw(calls), scale=Slider(2, 0, 5), t=Choice("a", ["a", "b"]))
-    shown = []
-    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
     box = figure.build_widget()
+    assert figures_in(figure.output) == []  # show() puts the first figure in
     box.children[0].value = 4
+    first = figures_in(figure.output)
     box.children[1].value = "b"
-    assert calls == [{"scale": 4, "t": "a"}, {"scale": 4, "t": "b"}]
-    assert len(shown) == 2 and all(isinstance(f, matplotlib.figure.Figure) for f in shown)
-    assert plt.get_fignums() == []  # redrawn figures are closed, never shown twice
+    second = figures_in(figure.output)
+    box.children[0].value = 0
+    third = figures_in(figure.output)
+    assert calls == [{"scale": 4, "t": "a"}, {"scale": 4, "t": "b"}, {"scale": 0, "t": "b"}]
+    assert len(first) == len(second) == len(third) == 1, "one figure, replaced, never added"
+    assert third[0] != first[0]
+    assert plt.get_fignums() == []  # every drawn figure is closed: the kernel shows none
 
 
 def test_without_ipywidgets_there_is_no_widget(monkeypatch) -> None:
@@ -87,25 +96,59 @@ def test_in_ipython_without_kernel_only_the_static_figure(monkeypatch) -> None:
         pass
 
     monkeypatch.setattr("IPython.get_ipython", lambda: Shell())
-    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    monkeypatch.setattr("IPython.display.display", lambda obj, **kw: shown.append(obj))
     figure = InteractiveFigure(make_draw([]), scale=Slider(1, 0, 2))
     figure.show()
     assert len(shown) == 1 and isinstance(shown[0], matplotlib.figure.Figure)
     assert figure.widget is None
 
 
-def test_in_a_kernel_static_figure_then_sliders(monkeypatch) -> None:
+def test_in_a_kernel_one_output_shows_one_figure(monkeypatch) -> None:
+    """One output, the same figure twice over: the static PNG (what nbval, the website and a
+    viewer without a kernel show) and the widget (what JupyterLab shows instead): sliders
+    and an output area holding that PNG, the only figure that moving a slider replaces."""
     shown = []
 
-    class Shell:
+    class Shell:  # a kernel's shell, without IPython's display formatter
         kernel = object()
 
     monkeypatch.setattr("IPython.get_ipython", lambda: Shell())
-    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
-    figure = InteractiveFigure(make_draw([]), scale=Slider(1, 0, 2))
+    monkeypatch.setattr("IPython.display.display", lambda obj, **kw: shown.append((obj, kw)))
+    calls: list[dict] = []
+    figure = InteractiveFigure(make_draw(calls), scale=Slider(1, 0, 2))
     figure.show()
-    assert isinstance(shown[0], matplotlib.figure.Figure)
-    assert shown[1] is figure.widget
+    assert len(shown) == 1, "the static figure and the widget are one output, not two"
+    data, options = shown[0]
+    assert options.get("raw") is True, "a mime bundle, published as it is"
+    assert set(data) == {"image/png", "text/plain", plotting.WIDGET_VIEW}
+    assert data[plotting.WIDGET_VIEW]["model_id"] == figure.widget.model_id
+    assert data["text/plain"].startswith("<Figure size")  # what nbval compares
+    *sliders, output = figure.widget.children
+    assert output is figure.output and len(sliders) == 1
+    assert figures_in(output) == [data["image/png"]], "the widget shows the same figure, once"
+    sliders[0].value = 2
+    assert len(shown) == 1, "a moved slider displays nothing new"
+    (redrawn,) = figures_in(output)
+    assert redrawn != data["image/png"]
+    assert calls == [{"scale": 1}, {"scale": 2}]
+    assert plt.get_fignums() == []
+
+
+def test_figure_data_is_what_the_shell_would_display(monkeypatch) -> None:
+    class Formatter:
+        def format(self, obj):
+            return {"image/png": "PNG", "text/plain": "<Figure>"}, {"image/png": {"width": 1}}
+
+    class Shell:
+        kernel = object()
+        display_formatter = Formatter()
+
+    monkeypatch.setattr("IPython.get_ipython", lambda: Shell())
+    fig, _ = plt.subplots()
+    data, metadata = plotting._figure_data(fig)
+    assert data == {"image/png": "PNG", "text/plain": "<Figure>"}
+    assert metadata == {"image/png": {"width": 1}}
+    plt.close(fig)
 
 
 def test_draw_may_return_axes() -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from instructor import registry
+from instructor import grading_cases, registry
 from instructor.grading_cases import (
     Case,
     Mutation,
     MutationError,
+    check_question_answer,
     load_cases,
     pack,
     reference_solutions,
@@ -62,3 +63,74 @@ def test_pack_keeps_dependent_answers_apart() -> None:
 def test_a_mutation_carries_its_promised_message() -> None:
     mutation = Mutation("f", "dim 0", {"dim=-1": "dim=0"}, message="over the wrong axis")
     assert mutation.apply(REFERENCE).message == "over the wrong axis"
+
+
+def test_a_question_case_is_an_assignment() -> None:
+    check_question_answer(Case("q_saw_rows", "wrong", "a", 'q_saw_rows = "a"\n'))
+    check_question_answer(Case("q_count", "right", "sum", "q_count = 6000**2\n"))
+    for source in ('q_other = "a"\n', 'def q_saw_rows():\n    return "a"\nq_saw_rows = 1\n'):
+        with pytest.raises(MutationError, match="must assign it, as its cell does"):
+            check_question_answer(Case("q_saw_rows", "wrong", "bad", source))
+    with pytest.raises(MutationError, match="not valid Python"):
+        check_question_answer(Case("q_saw_rows", "wrong", "bad", "q_saw_rows = = 1\n"))
+
+
+def test_question_cases_pack_with_function_cases() -> None:
+    function = Case("f", "wrong", "a", "def f(x):\n    return x\n")
+    first = Case("q_a", "wrong", "b", 'q_a = "a"\n')
+    second = Case("q_b", "wrong", "c", 'q_b = "c"\n')
+    again = Case("q_a", "right", "d", 'q_a = "B"\n')
+    submissions = pack([function, first, second, again], "s")
+    assert [[c.name for c in s.cases] for s in submissions] == [["a", "b", "c"], ["d"]]
+
+
+QUESTION_CASES = """
+from instructor.grading_cases import Case, Mutation
+
+CASES = [
+    Mutation("q_a", "(b)", {'"a"': '"b"'}),
+    EXTRA
+]
+"""
+
+
+def solution_with_questions():
+    """A solution notebook with a function ``f``, a question ``q_a`` and a written answer."""
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    def grader(**meta):
+        return {"nbgrader": {"schema_version": 3, "locked": False, **meta}}
+
+    return new_notebook(
+        cells=[
+            new_code_cell("def f(x):\n    return x", metadata=grader(grade_id="f", solution=True)),
+            new_code_cell(
+                '### BEGIN SOLUTION\nq_a = "a"\n### END SOLUTION',
+                metadata=grader(grade_id="q_a", solution=True, grade=False),
+            ),
+            new_markdown_cell(
+                "**Reference answer.** ...",
+                metadata=grader(grade_id="written_w", solution=True, grade=True, points=2),
+            ),
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("Case('written_w', 'wrong', 'x', 'text')", "written answer, graded by hand"),
+        ("Case('q_nowhere', 'wrong', 'x', 'q_nowhere = 1')", "no graded function or question"),
+        ("Case('q_a', 'wrong', 'x', 'q_other = 1')", "must assign it"),
+    ],
+)
+def test_question_cases_are_checked_when_loaded(tmp_path, monkeypatch, extra, message) -> None:
+    monkeypatch.setattr(grading_cases, "CASES_DIR", tmp_path)
+    monkeypatch.setattr(grading_cases.anatomy, "read_solution", lambda _: solution_with_questions())
+    path = tmp_path / "99_example.py"
+    path.write_text(QUESTION_CASES.replace("EXTRA", ""), encoding="utf-8")
+    (case,) = load_cases("99_example")
+    assert case == Case("q_a", "wrong", "(b)", 'q_a = "b"')
+    path.write_text(QUESTION_CASES.replace("EXTRA", extra), encoding="utf-8")
+    with pytest.raises(MutationError, match=message):
+        load_cases("99_example")

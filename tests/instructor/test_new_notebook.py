@@ -109,7 +109,7 @@ def course(tmp_path_factory) -> Path:
     return root
 
 
-def test_registry_entry_is_appended_with_the_example_exercise(course: Path) -> None:
+def test_registry_entry_is_appended_with_the_examples(course: Path) -> None:
     before = (course / "course.toml.before").read_text(encoding="utf-8")
     after = (course / "course.toml").read_text(encoding="utf-8")
     assert after.startswith(before), (
@@ -118,8 +118,17 @@ def test_registry_entry_is_appended_with_the_example_exercise(course: Path) -> N
     entry = registry.parse(after).notebook(NEW)
     assert (entry.title, entry.minutes, entry.colab_packages) == (TITLE, 25, ())
     assert [(e.name, e.parameters, e.points) for e in entry.exercises] == [
-        ("mean_vector", ("X",), 3)
+        ("mean_vector", ("X",), 3),
+        ("center", ("X",), 2),
+        ("squared_norms", ("X",), 1),
     ]
+    assert [(q.name, q.kind, q.points) for q in entry.questions] == [
+        ("q_example_mean_order", "choice", 1),
+        ("q_example_mean_size", "number", 1),
+        ("written_example_mean_tagging", "written", 2),
+    ]
+    low, high = registry.parse(after).notebook_points
+    assert low <= entry.points <= high, "the template is worth what a notebook must be"
     assert entry.heading == f"# 99 · {TITLE}"
 
 
@@ -138,8 +147,19 @@ def test_notebook_follows_the_anatomy(course: Path) -> None:
     ids = [cell.id for cell in cells]
     template_ids = {cell.id for cell in nbformat.read(NOTEBOOK_TEMPLATE, as_version=4).cells}
     assert len(set(ids)) == len(ids) and not set(ids) & template_ids, "fresh cell ids"
-    assert [anatomy.grade_id(c) for c in anatomy.solution_cells(notebook)] == ["mean_vector"]
-    (test,) = anatomy.test_cells(notebook)
+    assert [anatomy.grade_id(c) for c in anatomy.function_cells(notebook)] == [
+        "mean_vector",
+        "center",
+        "squared_norms",
+    ]
+    assert [anatomy.grade_id(c) for c in anatomy.question_cells(notebook)] == [
+        "q_example_mean_order",
+        "q_example_mean_size",
+    ]
+    assert [anatomy.grade_id(c) for c in anatomy.written_cells(notebook)] == [
+        "written_example_mean_tagging"
+    ]
+    test = anatomy.test_cells(notebook)[0]
     assert anatomy.grade_id(test) == "test_mean_vector" and test.metadata.nbgrader.points == 3
     visible = anatomy.visible_part(test.source)
     assert "known_mistakes" in visible and 'print("mean_vector: visible tests passed")' in visible
@@ -155,10 +175,17 @@ def test_grading_cases_apply_to_the_reference(course: Path) -> None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     notebook = nbformat.read(course / "solutions" / NEW / f"{NEW}.ipynb", as_version=4)
-    reference = anatomy.solution_sources(notebook)["mean_vector"]
-    cases = [c.apply(reference) if isinstance(c, Mutation) else c for c in module.CASES]
-    assert all(isinstance(c, Case) and c.function == "mean_vector" for c in cases)
-    assert sorted(c.kind for c in cases) == ["right", "wrong", "wrong", "wrong"]
+    references = anatomy.solution_sources(notebook)
+    cases = [
+        c.apply(references[c.function]) if isinstance(c, Mutation) else c for c in module.CASES
+    ]
+    assert all(isinstance(c, Case) for c in cases)
+    for function in ("mean_vector", "center", "squared_norms"):
+        kinds = sorted(c.kind for c in cases if c.function == function)
+        assert kinds == ["right", "wrong", "wrong", "wrong"], (function, kinds)
+    for question in ("q_example_mean_order", "q_example_mean_size"):
+        assert {c.kind for c in cases if c.function == question} == {"right", "wrong"}
+        assert any(c.message for c in cases if c.function == question), question
 
 
 @pytest.mark.parametrize(
@@ -181,6 +208,16 @@ def test_refuses_an_existing_or_malformed_id(course: Path, notebook_id: str, mes
     assert "Traceback" not in refused.stderr, "a refusal is one clear line, not a traceback"
     assert (course / "course.toml").read_bytes() == registry_before, "course.toml is untouched"
     assert sorted(course.rglob("*")) == files_before, "no file is written"
+
+
+def test_refuses_a_second_notebook_while_the_examples_are_held(course: Path) -> None:
+    """The new notebook still holds the template's example questions, whose names are
+    unique in the course: a second ``make new`` asks to replace them first."""
+    refused = new_notebook(course, "11_other", "--title", "Other")
+    assert refused.returncode == 2 and f"{NEW} still holds the template's example questions" in (
+        refused.stderr
+    ), refused.stderr
+    assert not (course / "solutions" / "11_other").exists()
 
 
 def test_refuses_an_empty_title(course: Path) -> None:

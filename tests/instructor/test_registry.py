@@ -28,6 +28,23 @@ parameters = ["x", "y"]
 points = 3
 """
 
+QUESTIONS = """
+[[notebook.question]]
+name = "q_{what}"
+kind = "choice"
+points = 1
+
+[[notebook.question]]
+name = "q_{what}_count"
+kind = "number"
+points = 1
+
+[[notebook.question]]
+name = "written_{what}"
+kind = "written"
+points = 2
+"""
+
 
 def test_the_course_registry_loads() -> None:
     course = registry.load()
@@ -39,13 +56,40 @@ def test_the_course_registry_loads() -> None:
     assert course.notebook("09_gnn").colab_packages == ("torch-geometric",)
 
 
+def test_questions_are_read_and_counted_in_the_points() -> None:
+    course = registry.parse(MINIMAL + ENTRY.format(id="01_a") + QUESTIONS.format(what="a"))
+    notebook = course.notebook("01_a")
+    assert [(q.name, q.kind, q.points) for q in notebook.questions] == [
+        ("q_a", "choice", 1),
+        ("q_a_count", "number", 1),
+        ("written_a", "written", 2),
+    ]
+    assert notebook.points == 3 + 1 + 1 + 2 and notebook.function_points == 3
+    assert [q.name for q in notebook.concept_questions] == ["q_a", "q_a_count"]
+    assert [q.name for q in notebook.written_answers] == ["written_a"]
+    assert notebook.question("written_a").kind == "written"
+    with pytest.raises(RegistryError, match="no question 'q_b'"):
+        notebook.question("q_b")
+    # A notebook without questions has none.
+    assert registry.parse(MINIMAL + ENTRY.format(id="01_a")).notebook("01_a").questions == ()
+
+
+def test_the_course_registry_holds_questions() -> None:
+    course = registry.load()
+    for notebook in course.notebooks:
+        assert notebook.points == notebook.function_points + sum(
+            q.points for q in notebook.questions
+        )
+    assert course.notebook("01_vector_sets").concept_questions
+
+
 def test_records_compute_heading_number_and_points() -> None:
     course = registry.parse(MINIMAL + ENTRY.format(id="01_a"))
     notebook = course.notebook("01_a")
     assert notebook.heading == "# 01 · Title 01_a" and notebook.number == "01"
     assert notebook.points == 3
-    # One function at most 3 points: the floor of 8 cannot apply.
-    assert course.notebook_point_range(notebook) == (3, 15)
+    # The floor holds for every notebook, however few its functions.
+    assert course.notebook_point_range(notebook) == (8, 15)
 
 
 @pytest.mark.parametrize(
@@ -56,6 +100,57 @@ def test_records_compute_heading_number_and_points() -> None:
         (MINIMAL + ENTRY.format(id="02_b") + ENTRY.format(id="01_a"), "out of order"),
         (MINIMAL + ENTRY.format(id="01_a").replace("minutes = 30\n", ""), "no 'minutes'"),
         (MINIMAL + ENTRY.format(id="01_a").replace("points = 3\n", ""), "no 'points'"),
+        (
+            MINIMAL
+            + ENTRY.format(id="01_a")
+            + QUESTIONS.format(what="a").replace('"number"', '"essay"'),
+            "kind 'essay'; the kinds are 'choice', 'number', 'written'",
+        ),
+        (
+            MINIMAL
+            + ENTRY.format(id="01_a")
+            + QUESTIONS.format(what="a").replace('kind = "choice"\n', ""),
+            "a \\[\\[notebook.question\\]\\] of 01_a has no 'kind'",
+        ),
+        (
+            MINIMAL
+            + ENTRY.format(id="01_a")
+            + QUESTIONS.format(what="a").replace('"choice"\npoints = 1', '"choice"\npoints = 2'),
+            "'q_a' of 01_a is worth 2; a choice question is worth 1",
+        ),
+        (
+            MINIMAL
+            + ENTRY.format(id="01_a")
+            + QUESTIONS.format(what="a").replace('"written"\npoints = 2', '"written"\npoints = 1'),
+            "a written question is worth 2",
+        ),
+        (
+            MINIMAL
+            + ENTRY.format(id="01_a")
+            + QUESTIONS.format(what="a").replace("q_a_count", "a_count"),
+            "name it q_<what it asks>",
+        ),
+        (
+            MINIMAL
+            + ENTRY.format(id="01_a")
+            + QUESTIONS.format(what="a").replace("written_a", "q_w"),
+            "name it written_<what it asks>",
+        ),
+        (
+            MINIMAL
+            + ENTRY.format(id="01_a")
+            + QUESTIONS.format(what="a")
+            + ENTRY.format(id="02_b")
+            + QUESTIONS.format(what="a"),
+            "the question 'q_a' in 01_a and in 02_b",
+        ),
+        (
+            MINIMAL
+            + ENTRY.format(id="01_a")
+            + QUESTIONS.format(what="a")
+            + QUESTIONS.format(what="a"),
+            "the question 'q_a' twice",
+        ),
     ],
 )
 def test_malformed_registries_are_named(text: str, message: str) -> None:
