@@ -166,6 +166,18 @@ class ScratchCourse:
             )
             return {grade.name: (grade.score, grade.max_score) for grade in submission.grades}
 
+    def awaiting_grader(self, student: str) -> set[str]:
+        """The grade_ids of a student's graded cells that autograde left to a grader
+        (nbgrader's ``needs_manual_grade``): the written answers that were answered. An
+        untouched written answer is not among them: nbgrader gives it 0 itself."""
+        from nbgrader.api import Gradebook
+
+        with Gradebook(self.db_url) as gradebook:
+            submission = gradebook.find_submission_notebook(
+                self.notebook_name.removesuffix(".ipynb"), self.assignment, student
+            )
+            return {grade.name for grade in submission.grades if grade.needs_manual_grade}
+
     def autograded(self, student: str) -> nbformat.NotebookNode:
         """A student's notebook as autograde executed it (outputs included)."""
         return nbformat.read(

@@ -1,20 +1,26 @@
-"""Run one sanitised submission notebook in a sandboxed kernel and judge its test cells.
+"""Run one sanitised submission notebook in a sandboxed kernel; judge its test cells outside.
 
 This is the heavy step, run by a worker (a local process or a Dask worker on another
 machine): it needs the notebook only, never the gradebook. What comes back is the executed
 notebook, cell for cell the one it was given, plus an account of what happened.
 
-A test cell keeps its outputs (and nbgrader then scores it as usual) only with positive
-evidence that it ran honestly: the guard ran before it, the kernel's own reply says the cell
-finished without an exception, and the guard after it found nothing replaced while it ran.
-Otherwise the grader adds an error output that says why, so nbgrader scores it 0. A cell
-that never ran (time limit, kernel killed) therefore scores 0 too, where nbgrader alone would
-read its empty output as a pass.
+The kernel runs the student's cells, and only those. Each test cell (its source restored from
+the gradebook) runs here, in the worker's own process, when the notebook reaches it
+(:mod:`.verdict`): calls of the graded functions are probes into the kernel
+(:mod:`.probe`), whose answers come back as plain data. So the expected answers never enter
+the kernel, and nothing the student's code does there can change a comparison or the verdict:
+a test cell passes when its code, run here, raises nothing. nbgrader then scores the outputs
+as usual. A test cell the notebook never reached (time limit, dead kernel) gets an error
+output, so that its empty output is not read as a pass.
+
+The guard (:mod:`.guard`) still runs in the kernel before each test cell, as defence in
+depth: what it finds replaced goes to the integrity report, and no grade depends on it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import glob
 import json
 import os
@@ -25,10 +31,12 @@ import tempfile
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
+from queue import Empty
 from typing import Any
 
 import nbformat
 from jupyter_client.manager import AsyncKernelManager
+from jupyter_core.utils import ensure_async
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
@@ -37,21 +45,36 @@ from instructor import anatomy
 from instructor.paths import SOLUTIONS
 
 from .guard import REPORT_PREFIX
+from .probe import Channel, KernelGone, ProbeError, ProbeTimeout
 from .records import ExecutionResult, ZeroedTest
 from .sandbox import Limits, isolation, sandbox_command, sandbox_uid
+from .verdict import BEST_EFFORT, TestVerdict, run_test
 
-__all__ = ["execute_notebook", "unexecuted"]
+__all__ = [
+    "STUDENT_VIEW",
+    "GraderEnvironmentError",
+    "check_kernel_environment",
+    "execute_notebook",
+    "unexecuted",
+]
+
+
+STUDENT_VIEW = "student_view_outputs"
+"""Cell metadata: a test cell's outputs when it ran in the kernel (``student_view``)."""
+
+
+class GraderEnvironmentError(RuntimeError):
+    """The kernel cannot load the grader's code: no submission can be graded here."""
 
 
 @dataclass(frozen=True)
 class GuardedTest:
-    """A test cell between its two guard cells in the guarded notebook."""
+    """A test cell after its guard cell in the guarded notebook."""
 
     test: str
     at: int
-    """The test cell's index in the guarded notebook (its guards: ``at - 1``, ``at + 1``)."""
-    pre_nonce: str
-    post_nonce: str
+    """The test cell's index in the guarded notebook (its guard: ``at - 1``)."""
+    nonce: str
 
 
 class SandboxedKernelManager(AsyncKernelManager):
@@ -61,17 +84,20 @@ class SandboxedKernelManager(AsyncKernelManager):
     whose network namespace has no way out.
     """
 
-    def __init__(self, workdir: Path, limits: Limits, uid: int, **kwargs: Any) -> None:
+    def __init__(
+        self, workdir: Path, probes: Path, limits: Limits, uid: int, **kwargs: Any
+    ) -> None:
         super().__init__(kernel_name="python3", transport="ipc", **kwargs)
         self.uid = uid
         self.workdir = workdir
+        self.probes = probes
         self.limits = limits
         self.ip = str(workdir / "kernel")
         self.connection_file = str(workdir / "kernel.json")
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         command = super().format_kernel_cmd(extra_arguments)
-        return sandbox_command(command, self.workdir, self.limits, self.uid)
+        return sandbox_command(command, self.workdir, self.limits, self.uid, self.probes)
 
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
         # The kernel's own console chatter is not the grader's business.
@@ -106,29 +132,81 @@ class GradingClient(NotebookClient):
             return None
         return super().output(outs, msg, display_id, cell_index)
 
+    async def async_execute_graded(self, judge: Any, student_view: bool = False) -> None:
+        """Execute the notebook's cells in the kernel, except test cells: for each of those,
+        ``await judge(index, cell)``, which decides it outside the kernel.
+
+        With ``student_view``, each test cell first runs in the kernel too, as in the
+        student's notebook; its outputs are kept in the cell's metadata
+        (``student_view_outputs``), never graded: the course's own tests check that both
+        views of every grading case agree.
+        """
+        async with self.async_setup_kernel():
+            assert self.kc is not None
+            await self.async_wait_for_reply(await ensure_async(self.kc.kernel_info()))
+            await judge(None, None)
+            for index, cell in enumerate(self.nb.cells):
+                if anatomy.is_test_cell(cell):
+                    if student_view:
+                        await self.async_execute_cell(cell, index, execution_count=None)
+                        cell.metadata[STUDENT_VIEW] = cell.outputs
+                        cell.outputs = []
+                    await judge(index, cell)
+                else:
+                    await self.async_execute_cell(
+                        cell, index, execution_count=self.code_cells_executed + 1
+                    )
+
+    async def probe(self, code: str, seconds: float) -> None:
+        """Execute ``code`` silently in the kernel; return when it has replied.
+
+        Raises :class:`ProbeTimeout` after ``seconds`` (the kernel is interrupted first) and
+        :class:`KernelGone` when the kernel dies meanwhile.
+        """
+        assert self.kc is not None and self.km is not None
+        msg_id = self.kc.execute(code, silent=True, store_history=False, allow_stdin=False)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        interrupted = False
+        while True:
+            try:
+                msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=0.05))
+            except Empty:
+                try:
+                    await self._async_check_alive()
+                except DeadKernelError:
+                    raise KernelGone("the kernel stopped answering") from None
+                if loop.time() > deadline:
+                    if interrupted:
+                        raise ProbeTimeout(
+                            f"the call ran longer than {seconds:g} s (the grader's time limit) "
+                            "and ignored the interrupt"
+                        ) from None
+                    await ensure_async(self.km.interrupt_kernel())
+                    interrupted, deadline = True, loop.time() + 5
+                continue
+            if msg["parent_header"].get("msg_id") == msg_id:
+                if interrupted:
+                    raise ProbeTimeout(
+                        f"the call ran longer than {seconds:g} s, the grader's time limit"
+                    )
+                return
+
 
 def _with_guards(nb: NotebookNode) -> tuple[NotebookNode, list[GuardedTest]]:
-    """A copy of ``nb`` with a guard cell before and after every test cell."""
+    """A copy of ``nb`` with a guard cell before every test cell."""
     guarded = nbformat.from_dict(json.loads(json.dumps(nb)))
     cells = []
     plan: list[GuardedTest] = []
     for index, cell in enumerate(guarded.cells):
         if anatomy.is_test_cell(cell):
             test = anatomy.grade_id(cell)
-            nonces = (secrets.token_hex(8), secrets.token_hex(8))
-            plan.append(GuardedTest(test, len(cells) + 1, *nonces))
-            for phase, nonce in zip(("pre", "post"), nonces, strict=True):
-                guard = nbformat.v4.new_code_cell(
-                    f"__grader_guard__.check({phase!r}, {test!r}, {nonce!r})"
-                )
-                guard.metadata["grader_guard"] = {"phase": phase, "test": test, "index": index}
-                if phase == "pre":
-                    cells.append(guard)
-                    cells.append(cell)
-                else:
-                    cells.append(guard)
-        else:
-            cells.append(cell)
+            nonce = secrets.token_hex(8)
+            guard = nbformat.v4.new_code_cell(f"__grader_guard__.check('pre', {test!r}, {nonce!r})")
+            guard.metadata["grader_guard"] = {"phase": "pre", "test": test, "index": index}
+            cells.append(guard)
+            plan.append(GuardedTest(test, len(cells), nonce))
+        cells.append(cell)
     guarded.cells = cells
     return guarded, plan
 
@@ -156,12 +234,22 @@ def _error_output(reason: str) -> NotebookNode:
     )
 
 
-def _start_lines(workdir: Path) -> list[str]:
+def _start_lines(workdir: Path, probes: Path) -> list[str]:
     forbidden = [str(SOLUTIONS)]
     return [
         "import instructor.classroom.guard as __grader_guard__; "
-        f"__grader_guard__.install({str(workdir)!r}, {tuple(forbidden)!r})"
+        f"__grader_guard__.install({str(workdir)!r}, {tuple(forbidden)!r}, ({str(probes)!r},)); "
+        "__grader_guarded__ = True",
+        "import instructor.classroom.probe_kernel as __grader_probe__; __grader_ready__ = True",
     ]
+
+
+def _prepare_probes() -> Path:
+    """The grader's folder for the probes: the kernel may read it, and write only where
+    :class:`.probe.Channel` lets it (never a name the grader writes to)."""
+    probes = Path(tempfile.mkdtemp(prefix="probes-"))
+    os.chmod(probes, 0o755)
+    return probes
 
 
 def _prepare_workdir(nb_name: str, uid: int) -> Path:
@@ -177,9 +265,17 @@ def _prepare_workdir(nb_name: str, uid: int) -> Path:
     return workdir
 
 
-async def _run(client: GradingClient, km: SandboxedKernelManager, limits: Limits) -> str:
+async def _run(
+    client: GradingClient,
+    km: SandboxedKernelManager,
+    limits: Limits,
+    judge: Any,
+    student_view: bool,
+) -> str:
     try:
-        await asyncio.wait_for(client.async_execute(), timeout=limits.wall_seconds)
+        await asyncio.wait_for(
+            client.async_execute_graded(judge, student_view), timeout=limits.wall_seconds
+        )
     except TimeoutError:
         return "time limit"
     except DeadKernelError:
@@ -202,7 +298,7 @@ def unexecuted(notebook: NotebookNode, outcome: str, reason: str) -> ExecutionRe
 
 
 def execute_notebook(
-    notebook: dict[str, Any], name: str, limits: Limits | None = None
+    notebook: dict[str, Any], name: str, limits: Limits | None = None, student_view: bool = False
 ) -> ExecutionResult:
     """Execute a sanitised notebook in a sandboxed kernel.
 
@@ -213,36 +309,37 @@ def execute_notebook(
         notebook: the notebook (nbformat 4 dict) after nbgrader's sanitising steps.
         name: the notebook's name (for the temporary folder's name and messages).
         limits: time, memory, process and output limits (defaults: :class:`Limits`).
+        student_view: also run each test cell in the kernel (see
+            :meth:`GradingClient.async_execute_graded`); for the course's own tests.
     """
-    result = _execute_once(notebook, name, limits or Limits())
+    result = _execute_once(notebook, name, limits or Limits(), student_view)
     if result.outcome == "grader error":
         first = result.detail
-        result = _execute_once(notebook, name, limits or Limits())
+        result = _execute_once(notebook, name, limits or Limits(), student_view)
         result = replace(result, detail=(result.detail + f" (run twice: first {first})").strip())
     return result
 
 
-def _execute_once(notebook: dict[str, Any], name: str, limits: Limits) -> ExecutionResult:
+def _execute_once(
+    notebook: dict[str, Any], name: str, limits: Limits, student_view: bool = False
+) -> ExecutionResult:
     start = time.perf_counter()
     nb = nbformat.from_dict(notebook)
     guarded, plan = _with_guards(nb)
     uid = sandbox_uid()
     workdir = _prepare_workdir(name, uid)
+    probes = _prepare_probes()
+    own_uid = os.geteuid() == 0 and isolation() == "bwrap"
     (workdir / f"{name}.ipynb").write_text(nbformat.writes(nb))
-    statuses: dict[int, str] = {}
-    hidden: set[int] = set()
     first_code: dict[str, float] = {}
+    verdicts: dict[int, TestVerdict] = {}
 
     def note_reply(cell: NotebookNode, cell_index: int, execute_reply: dict) -> None:
         content = execute_reply.get("content", {})
-        statuses[cell_index] = content.get("status", "")
         if content.get("status") == "error":
             enames = {o.get("ename") for o in cell.outputs if o.get("output_type") == "error"}
             if content.get("ename") not in enames:
-                # A time-out has no error output of its own (nbgrader adds one the same way);
-                # any other exception without one was hidden by the submission.
-                if content.get("ename") != "CellTimeoutError":
-                    hidden.add(cell_index)
+                # A time-out has no error output of its own (nbgrader adds one the same way).
                 cell.outputs.append(
                     nbformat.v4.new_output(
                         "error",
@@ -254,7 +351,7 @@ def _execute_once(notebook: dict[str, Any], name: str, limits: Limits) -> Execut
         if anatomy.has_tag(cell, anatomy.IMPORTS_TAG) and "seconds" not in first_code:
             first_code["seconds"] = time.perf_counter() - start
 
-    km = SandboxedKernelManager(workdir, limits, uid)
+    km = SandboxedKernelManager(workdir, probes, limits, uid)
     client = GradingClient(
         guarded,
         km=km,
@@ -267,30 +364,68 @@ def _execute_once(notebook: dict[str, Any], name: str, limits: Limits) -> Execut
         record_timing=False,
         error_on_timeout={
             "ename": "CellTimeoutError",
-            "evalue": f"the cell ran longer than {limits.cell_seconds} s",
-            "traceback": [f"CellTimeoutError: the cell ran longer than {limits.cell_seconds} s"],
+            "evalue": f"the grader stopped the cell at its time limit of {limits.cell_seconds} s",
+            "traceback": [
+                f"CellTimeoutError: the grader stopped the cell at its time limit of "
+                f"{limits.cell_seconds} s"
+            ],
         },
         extra_arguments=[
             "--HistoryManager.hist_file=:memory:",
-            *[f"--IPKernelApp.exec_lines={line}" for line in _start_lines(workdir)],
+            *[f"--IPKernelApp.exec_lines={line}" for line in _start_lines(workdir, probes)],
         ],
         resources={"metadata": {"path": str(workdir)}},
         on_cell_executed=note_reply,
     )
     km.kernel_spec.interrupt_mode = "message"  # signals do not cross into the sandbox
+    # One thread runs the test cells; it is never waited for, so a test stuck on a stopped
+    # kernel cannot hold the worker (its probes fail once the kernel is gone).
+    tests = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"tests-{name}")
+
+    seconds = float(limits.cell_seconds)
+    loops: list[asyncio.AbstractEventLoop] = []
+
+    def run(code: str) -> None:
+        future = asyncio.run_coroutine_threadsafe(client.probe(code, seconds), loops[0])
+        try:
+            future.result(timeout=seconds + 30)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise KernelGone("the grader lost the kernel") from None
+
+    channel = Channel(probes, run, uid if own_uid else None)
+
+    async def judge(index: int | None, cell: NotebookNode | None) -> None:
+        loop = asyncio.get_running_loop()
+        loops[:] = [loop]
+        if cell is None:
+            await loop.run_in_executor(tests, _handshake, channel)
+            return
+        verdict = await loop.run_in_executor(
+            tests, run_test, cell.source, anatomy.grade_id(cell), channel, seconds
+        )
+        cell.outputs = verdict.outputs
+        verdicts[index] = verdict
+        if verdict.stopped == "kernel died":
+            raise DeadKernelError("the kernel died during a test")
+
     detail = ""
     try:
-        outcome = asyncio.run(_run(client, km, limits))
+        outcome = asyncio.run(_run(client, km, limits, judge, student_view))
+    except GraderEnvironmentError as error:
+        outcome, detail = "grader error", str(error)
     except Exception as error:  # noqa: BLE001 - any failure is a recorded outcome, not a crash
         outcome = "grader error"
         detail = f"{type(error).__name__}: {error}"
     finally:
+        tests.shutdown(wait=False, cancel_futures=True)
         shutil.rmtree(workdir, ignore_errors=True)
+        shutil.rmtree(probes, ignore_errors=True)
     if outcome == "time limit":
-        detail = f"the notebook ran longer than {limits.wall_seconds:g} s and was stopped"
+        detail = f"the notebook ran longer than {limits.wall_seconds:g} s and the grader stopped it"
     elif outcome == "kernel died":
         detail = "the kernel died (memory or process limit, or the code ended its own process)"
-    judgement = _judge(guarded, plan, statuses, hidden, outcome, detail)
+    judgement = _judge(guarded, plan, verdicts, outcome, detail)
     executed = [c for c in guarded.cells if "grader_guard" not in c.metadata]
     assert len(executed) == len(nb.cells)
     nb.cells = executed
@@ -305,60 +440,78 @@ def _execute_once(notebook: dict[str, Any], name: str, limits: Limits) -> Execut
         truncated_cells=tuple(sorted(client.truncated)),
         seconds=time.perf_counter() - start,
         kernel_seconds=first_code.get("seconds", 0.0),
+        best_effort=judgement.best_effort,
+        probes=sum(v.probes for v in verdicts.values()),
     )
+
+
+def _handshake(channel: Channel) -> None:
+    """Before the first cell: the kernel must have loaded the grader's guard and probe."""
+    try:
+        for flag in ("__grader_guarded__", "__grader_ready__"):
+            if channel.lookup(flag) is not True:
+                raise ProbeError(f"{flag} is not set")
+    except (NameError, ProbeError, ProbeTimeout, KernelGone) as error:
+        raise GraderEnvironmentError(
+            "the kernel cannot load the grader's code (instructor.classroom.guard and "
+            f"probe_kernel): {type(error).__name__}: {error}. Install the course package "
+            "(pip install -e '.[instructor]') in the environment the kernel runs in."
+        ) from None
+
+
+def check_kernel_environment(limits: Limits | None = None) -> None:
+    """Start one sandboxed kernel on an empty notebook and raise
+    :class:`GraderEnvironmentError` if it cannot load the grader's code (run once, before a
+    class is graded, so that no student is scored in a broken environment)."""
+    result = _execute_once(nbformat.v4.new_notebook(), "environment-check", limits or Limits())
+    if result.outcome != "ok":
+        raise GraderEnvironmentError(result.detail or result.outcome)
 
 
 @dataclass(frozen=True)
 class Judgement:
-    """What the guards' reports and the kernel's replies say about the test cells."""
+    """What the verdicts and the guard's reports say about the test cells."""
 
     zeroed: tuple[ZeroedTest, ...]
     restored: tuple[str, ...]
     events: tuple[str, ...]
+    best_effort: tuple[str, ...]
 
 
 def _judge(
     guarded: NotebookNode,
     plan: list[GuardedTest],
-    statuses: dict[int, str],
-    hidden: set[int],
+    verdicts: dict[int, TestVerdict],
     outcome: str,
     detail: str,
 ) -> Judgement:
-    """Add an error output to every test cell without evidence that it passed honestly."""
+    """Notes for the integrity report; an error output for every test cell not reached."""
     zeroed: list[ZeroedTest] = []
     restored: list[str] = []
     events: list[str] = []
+    best_effort: list[str] = []
     for entry in plan:
         at, test = entry.at, entry.test
-        pre = _guard_report(guarded.cells[at - 1], entry.pre_nonce)
-        post = _guard_report(guarded.cells[at + 1], entry.post_nonce)
+        report = _guard_report(guarded.cells[at - 1], entry.nonce)
+        verdict = verdicts.get(at)
+        if report:
+            events += [e for e in report["events"] if e not in events]
+            restored += [f"{item} (before {test})" for item in report["found"]]
+        elif verdict is not None:
+            events.append(f"kept the grader's guard from reporting before {test}")
         cell = guarded.cells[at]
-        for report in (pre, post):
-            if report:
-                events += [e for e in report["events"] if e not in events]
-        if pre:
-            restored += [f"{item} (before {test})" for item in pre["found"]]
-        if post and post["found"]:
-            restored += [f"{item} (while {test} ran)" for item in post["found"]]
-        reason = None
-        if at not in statuses:
+        reason = ""
+        if verdict is None:
             reason = f"{test} did not run ({outcome}: {detail})".rstrip(": )") + ")"
             if outcome == "ok":
                 reason = f"{test} did not run"
-        elif pre is None:
-            reason = f"the grader's check before {test} did not run: its result cannot be trusted"
-        elif at in hidden:
-            reason = f"{test} failed, but its error was hidden from the output"
-        elif statuses[at] != "ok":
-            pass  # an ordinary failure: its error output already scores it 0
-        elif post is None:
-            reason = f"the grader's check after {test} did not run: its result cannot be trusted"
-        elif post["found"]:
-            reason = f"while {test} ran: " + "; ".join(post["found"])
-        elif any("background thread" in item for item in pre["found"]):
-            reason = f"a background thread was running during {test}"
+            cell.outputs = [_error_output(reason)]
+        elif verdict.broken_protocol:
+            reason = f"{test}: the notebook broke the probe protocol ({verdict.broken_protocol})"
+        elif verdict.stopped == "time limit":
+            reason = f"{test}: the grader stopped a call at its time limit"
         if reason:
             zeroed.append(ZeroedTest(test, reason))
-            cell.outputs.append(_error_output(reason))
-    return Judgement(tuple(zeroed), tuple(restored), tuple(events))
+        if verdict is not None:
+            best_effort += [f"{BEST_EFFORT[m]} in {test}" for m in verdict.best_effort]
+    return Judgement(tuple(zeroed), tuple(restored), tuple(events), tuple(best_effort))

@@ -115,9 +115,15 @@ def _module_of(function: object) -> str:
 class AuditLog:
     """The audit hook's findings since the last check (network, processes, file writes)."""
 
-    def __init__(self, workdir: str, forbidden: tuple[str, ...]) -> None:
+    def __init__(
+        self, workdir: str, forbidden: tuple[str, ...], writable: tuple[str, ...] = ()
+    ) -> None:
         self.events: list[str] = []
-        self.allowed_prefixes = (os.path.abspath(workdir), "/dev/")
+        self.allowed_prefixes = (
+            os.path.abspath(workdir),
+            *(os.path.abspath(w) for w in writable),
+            "/dev/",
+        )
         self.forbidden_prefixes = tuple(forbidden) or ("\0",)
 
     def hook(self, event: str, args: tuple) -> None:
@@ -341,8 +347,10 @@ class ThreadWatch:
 class Guard:
     """The guard's state in the kernel: the audit log and the watchers, in report order."""
 
-    def __init__(self, workdir: str, forbidden: tuple[str, ...]) -> None:
-        self.audit = AuditLog(workdir, forbidden)
+    def __init__(
+        self, workdir: str, forbidden: tuple[str, ...], writable: tuple[str, ...] = ()
+    ) -> None:
+        self.audit = AuditLog(workdir, forbidden, writable)
         self.sys = SysWatch()
         self.watchers = (ModuleWatch(), ClassWatch(), ShellWatch(), self.sys, ThreadWatch())
 
@@ -354,12 +362,13 @@ class Guard:
 _guard: Guard | None = None
 
 
-def install(workdir: str, forbidden: tuple[str, ...] = ()) -> None:
+def install(workdir: str, forbidden: tuple[str, ...] = (), writable: tuple[str, ...] = ()) -> None:
     """Snapshot the kernel's state; called once, before the notebook's first cell.
 
     Args:
         workdir: the submission's working folder (writes elsewhere are reported).
         forbidden: path prefixes whose opening is reported (the course's sources, if visible).
+        writable: other folders the kernel writes to (the probes' answers).
     """
     global _guard
     for name in ("numpy", "numpy.testing", "torch", "torch.testing", "helpers.checks"):
@@ -367,7 +376,7 @@ def install(workdir: str, forbidden: tuple[str, ...] = ()) -> None:
             __import__(name)
         except ImportError:
             pass
-    _guard = Guard(workdir, forbidden)
+    _guard = Guard(workdir, forbidden, writable)
     sys.addaudithook(_guard.audit.hook)
 
 

@@ -20,6 +20,7 @@ import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Dict
 
+from .execute import STUDENT_VIEW
 from .nbgrader_setup import NbgraderCourse
 from .records import ExecutionResult, HandIn, HandInSummary, NotebookSummary
 from .staging import Staged
@@ -47,6 +48,8 @@ class ReplayExecute(NbGraderPreprocessor):
             if cell.cell_type == "code":
                 cell.outputs = ran.get("outputs", [])
                 cell.execution_count = ran.get("execution_count")
+                if STUDENT_VIEW in ran.get("metadata", {}):
+                    cell.metadata[STUDENT_VIEW] = ran.metadata[STUDENT_VIEW]
         return nb, resources
 
 

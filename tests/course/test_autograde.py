@@ -11,14 +11,22 @@ Per assignment, temporary nbgrader courses are built from ``solutions/``:
   several cases; a case's grade is read from its own function's test cells. Every ungraded
   code cell but the imports cell is emptied, as a student is free to do (they are neither
   locked nor graded): test cells are self-contained, and the reference solution in that
-  same form must score full marks. These courses are graded through nbgrader's Python API
-  (``NbGraderAPI.autograde``: the same converter as the command, without starting a new
-  Python per course).
+  same form must score full marks. These courses are graded by the class grader
+  (``ClassGrader``, test cells judged outside the student's kernel) with ``student_view``
+  on: each test cell also runs inside the kernel, as in the student's notebook, and both
+  views must agree cell for cell, messages included. The first case course of each
+  assignment also grades the reference solution and the untouched student version.
 
 ``generate_assignment`` runs once per assignment and test worker; every course of that
 assignment is a copy of the generated one (``Course.clone``).
 
 Scores are read from nbgrader's gradebook; nothing here re-implements scoring.
+
+Written answers (``kind = "written"`` in ``course.toml``) are graded by hand: autograde
+scores an answered one nothing yet and marks it ``needs_manual_grade``, and gives an
+untouched one 0 itself. So "full marks" below means full marks on every autograded cell,
+with the solution's written answers (filled in with the reference answer) waiting for a
+grader; concept questions (``q_...``) are autograded like functions and have cases.
 """
 
 from __future__ import annotations
@@ -29,6 +37,8 @@ import re
 import pytest
 
 from instructor import anatomy, registry
+from instructor.classroom.execute import STUDENT_VIEW
+from instructor.classroom.grade import ClassGrader
 from instructor.grading_cases import Case, Submission, load_cases, pack, reference_solutions
 from instructor.scratch_course import ScratchCourse
 
@@ -40,6 +50,17 @@ SUBMISSIONS_PER_COURSE = 8
 test workers, enough that starting nbgrader (about 2 s) stays a small share."""
 
 ASSIGNMENTS = registry.load().ids
+
+
+def written_answers(assignment: str) -> set[str]:
+    """The grade_ids of the notebook's written answers (graded by hand)."""
+    return {q.name for q in registry.load().notebook(assignment).written_answers}
+
+
+def lost_points(assignment: str, scores: dict[str, tuple[float, float]]) -> dict:
+    """The autograded cells that do not score full marks (written answers left out)."""
+    written = written_answers(assignment)
+    return {name: s for name, s in scores.items() if s[0] != s[1] and name not in written}
 
 
 def course_batches(assignment: str) -> list[list[Submission]]:
@@ -84,7 +105,12 @@ def graded_course(tmp_path_factory):
                 course.submit(
                     submission.student, course.solved(submission.replacements(), demos=False)
                 )
-            course.autograde()  # nbgrader's API: the same converter, one Python for all
+            if batch == 0:
+                course.submit(TRIMMED_SOLUTION, course.solved(demos=False))
+                course.submit(STUB, course.released())
+            ClassGrader(
+                course.root, workers=1, feedback=False, progress=False, student_view=True
+            ).grade([assignment], log=lambda line: None)
         courses[key] = course
         return course
 
@@ -96,15 +122,30 @@ by_assignment = pytest.mark.parametrize(
     "assignment",
     [pytest.param(a, marks=pytest.mark.xdist_group(f"{a}-reference")) for a in ASSIGNMENTS],
 )
+# A case course's tests share it the same way: one group per course.
+by_submission = pytest.mark.parametrize(
+    ("assignment", "batch", "submission"),
+    [
+        pytest.param(a, b, sub, id=f"{a}-{sub.student}", marks=pytest.mark.xdist_group(f"{a}-{b}"))
+        for a, b, submissions in BATCHES
+        for sub in submissions
+    ],
+)
 
 
 @by_assignment
 def test_solution_scores_full_marks(assignment: str, graded_course) -> None:
     graded = graded_course(assignment)
     scores = graded.scores(SOLUTION)
-    lost = {name: s for name, s in scores.items() if s[0] != s[1]}
+    lost = lost_points(assignment, scores)
     assert scores, "the notebook has no graded cells"
     assert not lost, f"the reference solution loses points in {lost}"
+    written = written_answers(assignment)
+    assert written <= set(scores), f"written answers {written - set(scores)} are not graded"
+    assert graded.awaiting_grader(SOLUTION) == written, (
+        f"the solution's written answers {sorted(written)} should wait for a grader "
+        f"(needs_manual_grade), and nothing else; waiting: {graded.awaiting_grader(SOLUTION)}"
+    )
 
 
 @by_assignment
@@ -113,6 +154,12 @@ def test_untouched_student_version_scores_zero(assignment: str, graded_course) -
     scores = graded.scores(STUB)
     earned = {name: s for name, s in scores.items() if s[0] != 0}
     assert not earned, f"the unsolved notebook earns points in {earned}"
+    # Untouched written answers get 0 from nbgrader itself: nothing is left to a grader.
+    assert written_answers(assignment) <= set(scores)
+    assert not graded.awaiting_grader(STUB), (
+        f"an untouched notebook should leave nothing to a grader, not "
+        f"{graded.awaiting_grader(STUB)}"
+    )
 
 
 def cells_of(
@@ -138,7 +185,8 @@ def test_correct_answer_writes_nothing_to_stderr(assignment: str, graded_course)
 @by_assignment
 def test_every_graded_function_has_enough_cases(assignment: str, graded_course) -> None:
     graded = graded_course(assignment)
-    functions = [exercise.name for exercise in registry.load().notebook(assignment).exercises]
+    entry = registry.load().notebook(assignment)
+    functions = [exercise.name for exercise in entry.exercises]
     cases = load_cases(graded.assignment)
     for function in functions:
         wrong = [c for c in cases if c.function == function and c.kind == "wrong"]
@@ -146,14 +194,66 @@ def test_every_graded_function_has_enough_cases(assignment: str, graded_course) 
         assert len(wrong) >= 3, f"{function}: {len(wrong)} wrong cases, at least 3 needed"
         assert len(right) >= 1, f"{function}: no alternative correct case"
         assert cells_of(function, graded.scores(SOLUTION)), f"{function} has no test cell"
+    # A concept question: a plausible wrong option (or value), an answer written
+    # differently, and in each notebook at least one mistake of form with its message.
+    questions = [question.name for question in entry.concept_questions]
+    where = f"tests/grading_cases/{assignment}.py"
+    for question in questions:
+        wrong = [c for c in cases if c.function == question and c.kind == "wrong"]
+        right = [c for c in cases if c.function == question and c.kind == "right"]
+        assert wrong, f"{where}: {question} has no wrong answer (a mistake students make)"
+        assert right, f"{where}: {question} has no right answer written differently"
+        assert cells_of(question, graded.scores(SOLUTION)), f"{question} has no test cell"
+    form = [c for c in cases if c.function in questions and c.kind == "wrong" and c.message]
+    assert form or not questions, (
+        f"{where}: no concept question has a wrong answer of the wrong form (a number for a "
+        'letter, text for a number) with message="should be a ..." asserted'
+    )
 
 
 @by_assignment
 def test_solution_without_demo_cells_scores_full_marks(assignment: str, graded_course) -> None:
     """The form in which the cases are graded loses no points by itself."""
     scores = graded_course(assignment).scores(TRIMMED_SOLUTION)
-    lost = {name: s for name, s in scores.items() if s[0] != s[1]}
+    lost = lost_points(assignment, scores)
     assert not lost, f"without its demo cells the reference solution loses {lost}"
+
+
+@pytest.mark.parametrize(
+    "assignment",
+    [pytest.param(a, marks=pytest.mark.xdist_group(f"{a}-0")) for a in ASSIGNMENTS],
+)
+def test_class_grader_gives_full_marks_to_the_solution_and_zero_to_the_stub(
+    assignment: str, graded_course
+) -> None:
+    """The same notebooks as the reference course, judged outside the kernel."""
+    course = graded_course(assignment, 0)
+    solution, stub = course.scores(TRIMMED_SOLUTION), course.scores(STUB)
+    assert solution and not lost_points(assignment, solution)
+    assert not {n: s for n, s in stub.items() if s[0] != 0}
+    assert course.awaiting_grader(TRIMMED_SOLUTION) == written_answers(assignment)
+    assert not course.awaiting_grader(STUB)
+
+
+def _failure(outputs: list) -> str:
+    """The error a test cell's outputs show ("" when it passed)."""
+    errors = [o for o in outputs if o.get("output_type") == "error"]
+    return f"{errors[0].get('ename')}: {errors[0].get('evalue', '')}" if errors else ""
+
+
+@by_submission
+def test_the_student_and_the_grader_see_the_same_verdicts(
+    assignment: str, batch: int, submission: Submission, graded_course
+) -> None:
+    """One set of tests, two views: each test cell run inside the student's kernel and
+    judged by the grader outside it passes or fails alike, with the same message."""
+    notebook = graded_course(assignment, batch).autograded(submission.student)
+    differ = {}
+    for cell in anatomy.test_cells(notebook):
+        student, grader = _failure(cell.metadata[STUDENT_VIEW]), _failure(cell.outputs)
+        if student != grader:
+            differ[anatomy.grade_id(cell)] = {"student": student[:300], "grader": grader[:300]}
+    assert not differ, f"the two views disagree: {differ}"
 
 
 @pytest.mark.parametrize(
@@ -204,31 +304,29 @@ MESSAGE_CASES = [
 def test_wrong_answer_gets_its_message(
     assignment: str, batch: int, student: str, case: Case, graded_course
 ) -> None:
-    """The diagnostic written for a mistake is what a student who makes it reads: the
-    visible part of the function's first test cell fails with that message."""
+    """The diagnostic written for a mistake is what a student who makes it reads: the first
+    of the function's test cells that fails shows that message (in the grader's view; the
+    student's view shows the same, as the test above checks)."""
     notebook = graded_course(assignment, batch).autograded(student)
-    first = next(
+    cells = [
         cell
         for cell in anatomy.test_cells(notebook)
         if anatomy.tests_of(case.function, [anatomy.grade_id(cell)])
+    ]
+    failing = next(
+        (c for c in cells if any(o.get("output_type") == "error" for o in c.get("outputs", []))),
+        cells[0],
     )
     shown = "\n".join(
-        output.get("evalue", "") + output.get("text", "") for output in first.get("outputs", [])
+        output.get("evalue", "") + output.get("text", "") for output in failing.get("outputs", [])
     )
     assert case.message in shown, (
-        f"{case.name}: the student should read {case.message!r}, but the first test cell of "
-        f"{case.function} shows:\n{shown[-1500:]}"
+        f"{case.name}: the student should read {case.message!r}, but the first failing test "
+        f"cell of {case.function} ({anatomy.grade_id(failing)}) shows:\n{shown[-1500:]}"
     )
 
 
-@pytest.mark.parametrize(
-    ("assignment", "batch", "submission"),
-    [
-        pytest.param(a, b, sub, id=f"{a}-{sub.student}", marks=pytest.mark.xdist_group(f"{a}-{b}"))
-        for a, b, submissions in BATCHES
-        for sub in submissions
-    ],
-)
+@by_submission
 def test_wrong_answers_cost_points_only_on_their_own_tests(
     assignment: str, batch: int, submission: Submission, graded_course
 ) -> None:
@@ -243,8 +341,8 @@ def test_wrong_answers_cost_points_only_on_their_own_tests(
     }
     lost = {
         name: s
-        for name, s in scores.items()
-        if s[0] != s[1] and not any(cells_of(f, {name: s}) for f in wrong | callers)
+        for name, s in lost_points(assignment, scores).items()
+        if not any(cells_of(f, {name: s}) for f in wrong | callers)
     }
     assert not lost, (
         f"the wrong answers to {sorted(wrong)} also cost points in {lost}: "
@@ -264,5 +362,8 @@ def test_instructor_gets_feedback_and_a_grades_table(assignment: str, graded_cou
     course.nbgrader("export", "--to", str(course.root / "grades.csv"))
     with open(course.root / "grades.csv", newline="", encoding="utf-8") as table:
         rows = {row["student_id"]: row for row in csv.DictReader(table)}
-    assert float(rows[SOLUTION]["score"]) == float(rows[SOLUTION]["max_score"]) > 0
+    # Full marks but the written answers, which wait for a grader.
+    by_hand = sum(q.points for q in registry.load().notebook(assignment).written_answers)
+    assert float(rows[SOLUTION]["max_score"]) == registry.load().notebook(assignment).points
+    assert float(rows[SOLUTION]["score"]) == float(rows[SOLUTION]["max_score"]) - by_hand > 0
     assert float(rows[STUB]["score"]) == 0

@@ -254,7 +254,7 @@ CORPUS: list[Hostile] = [
             "import torch\n\n\ndef one_hot(*args, **kwargs):\n"
             "    torch.allclose = lambda *a, **k: True\n    return torch.zeros(1)\n",
         ),
-        note="while test_one_hot ran",
+        note="torch.allclose was replaced (before test_one_hot_2)",
     ),
     Hostile(
         "hidden_tracebacks",
@@ -274,7 +274,7 @@ CORPUS: list[Hostile] = [
             "one_hot",
             "get_ipython().input_transformers_cleanup.append(lambda lines: ['pass\\n'])\n",
         ),
-        note="the grader's check before test_one_hot did not run",
+        note="kept the grader's guard from reporting before test_one_hot",
     ),
     Hostile(
         "patched_builtins",

@@ -4,6 +4,7 @@ PostgreSQL server for the shared-gradebook tests."""
 
 from __future__ import annotations
 
+import ast
 import glob
 import os
 import shutil
@@ -12,11 +13,14 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
 
 from instructor import anatomy
+from instructor.classroom import probe_kernel
+from instructor.classroom.probe import Channel
 from instructor.classroom.sandbox import Limits
 from instructor.scratch_course import ScratchCourse
 
@@ -51,7 +55,7 @@ def course(generated_course: ScratchCourse, tmp_path: Path) -> ScratchCourse:
 @pytest.fixture(scope="session")
 def limits() -> Limits:
     """Tight limits for the test classes: the hostile ones loop, fork and fill memory."""
-    return Limits(wall_seconds=30, cell_seconds=5, memory_mib=3072, output_kib=256)
+    return Limits(wall_seconds=45, cell_seconds=5, memory_mib=3072, output_kib=256)
 
 
 def _postgres_bin() -> Path | None:
@@ -122,3 +126,25 @@ def postgres_url(postgres_server: str, request: pytest.FixtureRequest) -> str:
     """An empty gradebook database of its own on the PostgreSQL server."""
     name = "gb_" + "".join(c if c.isalnum() else "_" for c in request.node.name)[:50].lower()
     return new_database(postgres_server, name)
+
+
+@pytest.fixture
+def kernel(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """The notebook namespace of a kernel that answers probes in this process."""
+    namespace: dict[str, Any] = {}
+    monkeypatch.setattr(probe_kernel, "_namespace", lambda: namespace)
+    return namespace
+
+
+@pytest.fixture
+def channel(tmp_path: Path) -> Channel:
+    """Probes answered by :func:`probe_kernel.answer` in this process (no sandbox)."""
+
+    def run(code: str) -> None:
+        call = ast.parse(code).body[0].value
+        assert isinstance(call, ast.Call)
+        probe_kernel.answer(call.args[0].value)
+
+    root = tmp_path / "probes"
+    root.mkdir()
+    return Channel(root, run)

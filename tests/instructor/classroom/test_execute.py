@@ -1,30 +1,35 @@
-"""The pure parts of one notebook's execution: guard cells around the test cells, the
-guards' reports, a notebook that could not run. (Execution in the sandbox itself is proven
-end to end in test_grade.py.)"""
+"""The pure parts of one notebook's execution: a guard cell before each test cell, the
+guard's reports, a notebook that could not run. (Execution in the sandbox, with the test
+cells judged in the grader, is proven in test_verdicts.py and end to end in test_grade.py.)"""
 
 from __future__ import annotations
 
 import json
 
 import nbformat
+import pytest
 
 from instructor import anatomy
+from instructor.classroom import execute
 from instructor.classroom.execute import _guard_report, _with_guards, unexecuted
 from instructor.classroom.guard import REPORT_PREFIX
 from instructor.classroom.records import ZeroedTest
+from instructor.classroom.sandbox import Limits
+
+ASSIGNMENT = "01_vector_sets"
+FUNCTIONS = ("one_hot", "frame_signal", "context_window")
 
 
-def test_every_test_cell_is_put_between_two_guards(release: nbformat.NotebookNode) -> None:
+def test_every_test_cell_follows_a_guard(release: nbformat.NotebookNode) -> None:
     guarded, plan = _with_guards(release)
     tests = [anatomy.grade_id(c) for c in anatomy.test_cells(release)]
     assert [entry.test for entry in plan] == tests
-    assert len(guarded.cells) == len(release.cells) + 2 * len(tests)
+    assert len(guarded.cells) == len(release.cells) + len(tests)
     for entry in plan:
-        before, test, after = guarded.cells[entry.at - 1 : entry.at + 2]
+        before, test = guarded.cells[entry.at - 1 : entry.at + 1]
         assert anatomy.grade_id(test) == entry.test
-        assert entry.pre_nonce in before.source and "'pre'" in before.source
-        assert entry.post_nonce in after.source and "'post'" in after.source
-    assert len(release.cells) == len(guarded.cells) - 2 * len(tests), "the input is unchanged"
+        assert entry.nonce in before.source and "'pre'" in before.source
+    assert len(release.cells) == len(guarded.cells) - len(tests), "the input is unchanged"
 
 
 def test_a_guard_report_counts_only_with_its_nonce() -> None:
@@ -47,3 +52,40 @@ def test_a_notebook_that_could_not_run_scores_0_everywhere(
     for cell in anatomy.test_cells(executed):
         assert cell.outputs[0].ename == "GraderIntegrityError"
     assert not any(c.get("outputs") for c in anatomy.test_cells(release)), "input unchanged"
+
+
+def test_a_kernel_without_the_grader_s_code_is_an_error_of_the_grader(
+    monkeypatch: pytest.MonkeyPatch, limits: Limits
+) -> None:
+    """If the kernel cannot import the course (not installed where it runs), the grader
+    says so before any student is scored, instead of scoring everyone 0."""
+    monkeypatch.setattr(execute, "_start_lines", lambda workdir, probes: ["import no_such_course"])
+    with pytest.raises(execute.GraderEnvironmentError, match="cannot load the grader's code"):
+        execute.check_kernel_environment(limits)
+
+
+def test_test_cells_are_judged_outside_the_kernel(release: nbformat.NotebookNode) -> None:
+    """In the sandbox: the reference answers pass through probes, the stubs fail with their
+    NotImplementedError, and a kernel that rebinds a check cannot make a test pass."""
+    solved = anatomy.complete(release, anatomy.solution_sources(anatomy.read_solution(ASSIGNMENT)))
+    result = execute.execute_notebook(dict(solved), ASSIGNMENT, Limits(cell_seconds=60))
+    assert result.outcome == "ok" and result.probes > 0, result.detail
+    assert all(not _errors(c) for c in anatomy.test_cells(nbformat.from_dict(result.notebook)))
+    cheat = (
+        "import helpers.checks as hc\n"
+        "for name in dir(hc):\n"
+        "    if name.startswith('check_'):\n"
+        "        setattr(hc, name, lambda *a, **k: None)\n"
+        "get_ipython().user_ns['check_close'] = lambda *a, **k: None\n"
+    )
+    wrong = {name: f"{cheat}\ndef {name}(*args, **kwargs):\n    return 0\n" for name in FUNCTIONS}
+    result = execute.execute_notebook(
+        dict(anatomy.complete(release, wrong)), ASSIGNMENT, Limits(cell_seconds=60)
+    )
+    assert result.outcome == "ok", result.detail
+    failed = [_errors(c) for c in anatomy.test_cells(nbformat.from_dict(result.notebook))]
+    assert all(failed), "a replaced check made a test pass"
+
+
+def _errors(cell: nbformat.NotebookNode) -> list:
+    return [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]

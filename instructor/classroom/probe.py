@@ -1,0 +1,300 @@
+"""The grader's side of a probe: stand-ins for the student's graded functions and classes.
+
+The class grader runs each test cell in its own process (:mod:`.verdict`), never in the
+student's kernel. There, the names of the graded functions are bound to
+:class:`RemoteFunction` objects: calling one writes the inputs as plain data (:mod:`.wire`),
+makes the kernel run the student's function on them (:mod:`.probe_kernel`) and reads the
+outputs back. So the expected answers, the comparisons and the diagnostic messages all stay
+in the grader, and what the kernel sends back can only be data:
+
+* tensors come back as new, plain ``torch.Tensor`` objects built by the grader;
+* an exception comes back as its type's name and its message, raised again here as the
+  nearest built-in exception type (``ValueError``, ``RuntimeError``, ...);
+* inputs the function changed in place are changed here too, so ``check_unchanged`` sees it;
+* torch's global random state is sent with every call, so a seeded test draws in the kernel
+  what it would draw in one process (nothing random comes back: a kernel cannot choose the
+  grader's next test inputs);
+* an ``nn.Module`` comes back as a stand-in (:func:`stand_in`): torch's own layer classes are
+  rebuilt here as the real classes with the kernel's parameters, the student's classes as
+  :class:`RemoteModule`, whose ``forward`` is a probe. Before each such call the stand-in's
+  parameters, buffers and train/eval flags are sent to the kernel, so weights the test sets
+  here are the weights the student's code uses.
+
+Anything that is not in the format raises :class:`ProbeError` (the submission broke the
+protocol); the test then fails and the grader notes why.
+"""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from . import wire
+
+__all__ = [
+    "Channel",
+    "KernelGone",
+    "ProbeError",
+    "ProbeTimeout",
+    "RemoteFunction",
+    "RemoteModule",
+    "stand_in",
+]
+
+
+class ProbeError(Exception):
+    """The kernel's answer broke the probe protocol (missing, malformed, out of bounds)."""
+
+
+class ProbeTimeout(Exception):
+    """The grader stopped a probe at its time limit."""
+
+
+class KernelGone(Exception):
+    """The kernel died while it answered a probe."""
+
+
+class RemoteError(Exception):
+    """An exception of a type with no built-in counterpart, raised by the student's code."""
+
+
+# Exceptions of these types are raised again as themselves; any other type as its nearest
+# built-in base (an ``AxisError`` as ``ValueError``), else as ``RemoteError``.
+_NOT_RAISED_AGAIN = {"SystemExit", "KeyboardInterrupt", "GeneratorExit", "BaseException"}
+
+
+def _exception(types: list[Any], message: str) -> BaseException:
+    for name in types:
+        if not isinstance(name, str) or name in _NOT_RAISED_AGAIN:
+            continue
+        candidate = getattr(builtins, name, None)
+        if isinstance(candidate, type) and issubclass(candidate, Exception):
+            return candidate(message)
+    first = types[0] if types and isinstance(types[0], str) else "exception"
+    return RemoteError(f"{first}: {message}")
+
+
+@dataclass
+class Channel:
+    """Requests to one kernel: each in its own folder under ``root``.
+
+    Args:
+        root: a folder the grader owns; the kernel can read it but write only the
+            ``response`` folder of each request.
+        run: executes one line of code in the kernel and returns when it has answered
+            (raises :class:`ProbeTimeout` or :class:`KernelGone`).
+        uid: the kernel's user id when the grader runs as root, so that the kernel may
+            write its answer (None: the same user).
+    """
+
+    root: Path
+    run: Callable[[str], None]
+    uid: int | None = None
+    count: itertools.count = field(default_factory=itertools.count)
+    calls: int = 0
+    measured: list[str] = field(default_factory=list)
+    """The in-kernel measurements asked for ("largest_tensor", "torch_calls"), in order."""
+    sources: Callable[[type], str | None] | None = None
+    """The source of a class the test cell defines, for a module of it sent as an input."""
+
+    def __deepcopy__(self, memo: dict) -> Channel:
+        return self  # copies of a stand-in module share their kernel
+
+    def __copy__(self) -> Channel:
+        return self
+
+    def _folders(self) -> tuple[Path, Path]:
+        folder = self.root / f"p{next(self.count)}"
+        folder.mkdir(mode=0o755)
+        response = folder / "response"
+        response.mkdir(mode=0o700)
+        if self.uid is not None:
+            os.chown(response, self.uid, self.uid)
+        return folder, response
+
+    def request(
+        self,
+        target: dict,
+        args: tuple,
+        kwargs: dict,
+        state: dict[str, torch.Tensor] | None = None,
+        training: dict[str, bool] | None = None,
+        measure: str | None = None,
+    ) -> tuple[Any, dict]:
+        """Call ``target`` in the kernel on ``args`` and ``kwargs``: its result and what was
+        measured (``{}`` without ``measure``), or raise what it raised."""
+        self.calls += 1
+        if measure:
+            self.measured.append(measure)
+        folder, response = self._folders()
+        writer = wire.Writer(folder, sources=self.sources)
+        message: dict[str, Any] = dict(target)
+        message["state"] = [[k, writer.tensor(v)] for k, v in (state or {}).items()]
+        message["training"] = [[k, v] for k, v in (training or {}).items()]
+        writer.track = True
+        message["args"] = [writer.value(a) for a in args]
+        message["kwargs"] = [[str(k), writer.value(v)] for k, v in kwargs.items()]
+        writer.track = False
+        if any(isinstance(r, dict) and r.get("t") == "opaque" for r in message["args"]):
+            raise TypeError("the grader cannot send this argument to the kernel")
+        message["rng"] = writer.tensor(torch.get_rng_state())
+        message["measure"] = measure
+        writer.close(message)
+        self.run(f"__grader_probe__.answer({str(folder)!r})")
+        # The kernel's random state never comes back (the student would choose the grader's
+        # next inputs), but a call that drew numbers there must not leave the grader's state
+        # as it was: two calls in a row (dropout in training mode) would draw the same.
+        torch.rand(1)
+        return self._read(response, writer.tracked)
+
+    def _read(self, response: Path, inputs: list[Any], lookup: str = "") -> tuple[Any, dict]:
+        info = os.lstat(response)
+        if not stat.S_ISDIR(info.st_mode) or os.path.realpath(response) != str(response):
+            raise ProbeError("the kernel replaced its answer folder")
+        reader = wire.Reader(response)
+        reader.modules = lambda record: stand_in(record, reader, self)
+        try:
+            message = wire.read_message(response)
+            status = message.get("status")
+            if status == "raised":
+                types = message.get("types")
+                text = message.get("message")
+                if not isinstance(types, list) or not isinstance(text, str):
+                    raise wire.WireError("an exception record without types or message")
+                raise _exception(types, text[: wire.MAX_TEXT])
+            if status != "returned":
+                raise wire.WireError(f"unknown status {str(status)[:40]!r}")
+            for index, record in _pairs(message.get("mutated", [])):
+                original = _input(inputs, index, (torch.Tensor, np.ndarray))
+                changed = reader.value(record)
+                if isinstance(original, np.ndarray):
+                    if not isinstance(changed, np.ndarray) or changed.shape != original.shape:
+                        raise wire.WireError("a changed array that is not of its shape")
+                    original[...] = changed
+                    continue
+                if not isinstance(changed, torch.Tensor):
+                    raise wire.WireError("a changed input that is not a tensor")
+                with torch.no_grad():
+                    if changed.shape == original.shape:
+                        original.copy_(changed.to(original.dtype))
+                    else:
+                        original.set_(changed.to(original.dtype))
+            record = message.get("value")
+            if lookup and isinstance(record, dict) and record.get("t") == "callable":
+                value = RemoteFunction(lookup, self)
+            else:
+                value = reader.value(record)
+            measured = message.get("measured", {})
+            if not isinstance(measured, dict):
+                raise wire.WireError("measurements that are not a JSON object")
+        except wire.WireError as error:
+            raise ProbeError(str(error)) from None
+        return value, measured
+
+    def lookup(self, name: str) -> Any:
+        """What the notebook defines under ``name``: a :class:`RemoteFunction` for a function
+        or a class, else its value (raises ``NameError`` when it is not defined)."""
+        folder, response = self._folders()
+        writer = wire.Writer(folder)
+        writer.close({"op": "lookup", "name": name})
+        self.run(f"__grader_probe__.answer({str(folder)!r})")
+        value, _ = self._read(response, [], lookup=name)
+        return value
+
+
+def _pairs(records: Any) -> list[tuple[int, Any]]:
+    if not isinstance(records, list) or not all(
+        isinstance(p, list) and len(p) == 2 and type(p[0]) is int for p in records
+    ):
+        raise wire.WireError("a list of changed inputs that is not [index, value] pairs")
+    return [(p[0], p[1]) for p in records]
+
+
+def _input(inputs: list[Any], index: int, kind: type | tuple[type, ...]) -> Any:
+    if not 0 <= index < len(inputs) or not isinstance(inputs[index], kind):
+        raise wire.WireError(f"input {index} is not an array the grader sent")
+    return inputs[index]
+
+
+@dataclass
+class RemoteFunction:
+    """Stands for the function (or class) the notebook defines under ``name``."""
+
+    name: str
+    channel: Channel
+
+    @property
+    def __name__(self) -> str:  # noqa: PLW3201 - the checks print a function's __name__
+        return self.name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.channel.request({"name": self.name}, args, kwargs)[0]
+
+    def measure(self, what: str, args: tuple) -> tuple[Any, dict]:
+        """``self(*args)`` with one of :mod:`helpers.checks`' in-kernel measurements."""
+        return self.channel.request({"name": self.name}, args, {}, measure=what)
+
+
+class RemoteModule(nn.Module):
+    """Stands for a module of the student's own class; its ``forward`` is a probe."""
+
+    def __init__(self, channel: Channel, handle: int, class_name: str) -> None:
+        super().__init__()
+        self._probe = (channel, handle)
+        self._class_name = class_name
+
+    def __deepcopy__(self, memo: dict) -> RemoteModule:
+        import copy
+
+        clone = RemoteModule.__new__(RemoteModule)
+        memo[id(self)] = clone
+        for key, value in vars(self).items():
+            object.__setattr__(clone, key, copy.deepcopy(value, memo))
+        return clone
+
+    def _get_name(self) -> str:
+        return self._class_name.rpartition(".")[2]
+
+    def _state(self) -> tuple[dict[str, torch.Tensor], dict[str, bool]]:
+        state = dict(self.state_dict(keep_vars=True))
+        return state, {name: m.training for name, m in self.named_modules()}
+
+    def wire_reference(self, writer: wire.Writer) -> dict:
+        """How :class:`.wire.Writer` sends this module: a reference to the kernel's own
+        object, with the parameters and flags it has here."""
+        state, training = self._state()
+        return {
+            "t": "module_ref",
+            "handle": self._probe[1],
+            "state": [[k, writer.tensor(v)] for k, v in state.items()],
+            "training": [[k, v] for k, v in training.items()],
+        }
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        channel, handle = self._probe
+        state, training = self._state()
+        return channel.request({"handle": handle}, args, kwargs, state=state, training=training)[0]
+
+
+def stand_in(record: dict, reader: wire.Reader, channel: Channel) -> nn.Module:
+    """The grader's stand-in for the kernel's module described by ``record``: torch's own
+    layers as the real classes, the student's classes as :class:`RemoteModule`."""
+    if record.get("t") != "module" or type(record.get("handle")) is not int:
+        raise wire.WireError("a module record without a handle")
+    cls = wire.torch_layer(record.get("class"))
+    if cls is not None:
+        module = cls.__new__(cls)
+        nn.Module.__init__(module)
+    else:
+        module = RemoteModule(channel, record["handle"], str(record.get("class"))[:300])
+    return wire.fill_module(module, record, reader)

@@ -1,0 +1,182 @@
+"""A test cell run in the grader's process: the verdict comes from code the student cannot reach.
+
+:func:`run_test` executes one test cell's source (restored from the gradebook) in a fresh
+namespace of the grader's process. The names the cell reads and does not define itself (the
+graded functions, concept answers) are looked up in the student's kernel through a
+:class:`.probe.Channel`: functions and classes become stand-ins whose calls are probes,
+values come back as plain data. The test's own code, its expected answers, the
+``helpers.checks`` comparisons and their messages run here, where no student code ever ran.
+
+Two checks of :mod:`helpers.checks` measure the student's function while it runs (the largest
+tensor it makes, the number of torch calls): those measurements can only be taken in the
+kernel, so they are asked for there and are a best-effort check (:data:`BEST_EFFORT`); the
+integrity report names them.
+
+The cell's result is what nbgrader scores: the text it printed, and an error output when it
+raised.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import io
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+from nbformat import NotebookNode
+from nbformat.v4 import new_output
+
+from .probe import Channel, KernelGone, ProbeError, ProbeTimeout, RemoteFunction
+
+__all__ = ["BEST_EFFORT", "TestVerdict", "free_names", "run_test"]
+
+BEST_EFFORT = {
+    "largest_tensor": "check_largest_tensor (the largest tensor made)",
+    "torch_calls": "check_no_loop_over_positions (torch calls counted)",
+}
+"""In-kernel measurements, by name, and how the integrity report calls them."""
+
+
+@dataclass
+class TestVerdict:
+    """What running one test cell in the grader gave."""
+
+    outputs: list[NotebookNode]
+    passed: bool
+    probes: int = 0
+    best_effort: list[str] = field(default_factory=list)
+    broken_protocol: str = ""
+    """Why the kernel's answers were refused ("" when they were not)."""
+    stopped: str = ""
+    """"time limit" or "kernel died" when the grader stopped the test."""
+
+
+def free_names(source: str) -> list[str]:
+    """Names ``source`` reads but never binds (imports, assignments, definitions,
+    parameters), builtins excluded, sorted."""
+    tree = ast.parse(source)
+    bound: set[str] = set()
+    read: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                read.append(node.id)
+            else:
+                bound.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return sorted({name for name in read if name not in bound and not hasattr(builtins, name)})
+
+
+def _install_measurements() -> None:
+    """Make :mod:`helpers.checks`' measurements of a stand-in happen in its kernel (and keep
+    the worker's own torch to one thread, as the kernels are: with one thread per core,
+    several workers' idle threads spin against the kernels on a 2-core machine)."""
+    from helpers import checks
+
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
+
+    if getattr(checks._largest_tensor_while, "probes_the_kernel", False):
+        return
+    local_largest, local_calls = checks._largest_tensor_while, checks._torch_calls_while
+
+    def largest_tensor_while(function: Any, args: Any) -> tuple:
+        if not isinstance(function, RemoteFunction):
+            return local_largest(function, args)
+        result, measured = function.measure("largest_tensor", tuple(args))
+        numel, shape, call = measured.get("numel"), measured.get("shape"), measured.get("call")
+        if type(numel) is not int or not isinstance(shape, list) or not isinstance(call, str):
+            raise ProbeError("the kernel's measurement of the largest tensor is malformed")
+        return result, numel, tuple(shape), call[:200]
+
+    def torch_calls_while(function: Any, args: Any) -> int:
+        if not isinstance(function, RemoteFunction):
+            return local_calls(function, args)
+        _, measured = function.measure("torch_calls", tuple(args))
+        count = measured.get("count")
+        if type(count) is not int:
+            raise ProbeError("the kernel's count of torch calls is malformed")
+        return count
+
+    largest_tensor_while.probes_the_kernel = True  # type: ignore[attr-defined]
+    checks._largest_tensor_while = largest_tensor_while
+    checks._torch_calls_while = torch_calls_while
+
+
+def _error(ename: str, evalue: str) -> NotebookNode:
+    return new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
+
+
+def run_test(source: str, test_id: str, channel: Channel, probe_seconds: float) -> TestVerdict:
+    """Run the test cell ``source`` against the kernel behind ``channel``.
+
+    Args:
+        source: the test cell's source, as restored from the gradebook.
+        test_id: its ``grade_id`` (for messages).
+        channel: the probes to the student's kernel.
+        probe_seconds: the time limit of each probe (the cell's time limit).
+    """
+    _install_measurements()
+    classes = {
+        node.name: ast.get_source_segment(source, node)
+        for node in ast.parse(source).body
+        if isinstance(node, ast.ClassDef)
+    }
+    channel.sources = lambda cls: (
+        classes.get(cls.__name__) if cls.__module__ == "__grader_test__" else None
+    )
+    printed = io.StringIO()
+    namespace: dict[str, Any] = {
+        "__name__": "__grader_test__",
+        "__builtins__": builtins,
+        "print": lambda *args, **kwargs: builtins.print(
+            *args, **{**kwargs, "file": kwargs.get("file") or printed}
+        ),
+    }
+    # Seeded here, so that a test that draws from the global generators draws the same
+    # inputs for every student, whatever their notebook drew before.
+    torch.manual_seed(0)
+    np.random.seed(0)
+    first_probe, first_measure = channel.calls, len(channel.measured)
+    error: NotebookNode | None = None
+    verdict = TestVerdict([], passed=False)
+    try:
+        for name in free_names(source):
+            try:
+                namespace[name] = channel.lookup(name)
+            except NameError:
+                pass  # the test raises NameError where it reads the name, as in the notebook
+        exec(compile(source, f"<{test_id}>", "exec"), namespace)  # noqa: S102 - gradebook code
+    except ProbeTimeout as stopped:
+        verdict.stopped = "time limit"
+        error = _error("GraderTimeLimit", f"the grader stopped {test_id}: {stopped}")
+    except KernelGone as gone:
+        verdict.stopped = "kernel died"
+        error = _error("KernelDied", f"the kernel died during {test_id}: {gone}")
+    except ProbeError as broken:
+        verdict.broken_protocol = str(broken)
+        error = _error(
+            "GraderProtocolError",
+            f"the notebook's answer to the grader's call broke the probe protocol: {broken}",
+        )
+    except Exception as failure:  # noqa: BLE001 - a failing test is a verdict, not a crash
+        error = _error(type(failure).__name__, str(failure))
+    text = printed.getvalue()
+    if text:
+        verdict.outputs.append(new_output("stream", name="stdout", text=text))
+    if error is not None:
+        verdict.outputs.append(error)
+    verdict.passed = error is None
+    verdict.probes = channel.calls - first_probe
+    verdict.best_effort = sorted(set(channel.measured[first_measure:]))
+    return verdict

@@ -1,0 +1,427 @@
+"""Values as plain data, for the probes between the grader and a student's kernel.
+
+A probe (:mod:`.probe`, :mod:`.probe_kernel`) sends a graded function's inputs into the
+sandboxed kernel and its outputs back. Both directions use this format, and nothing else:
+
+* a folder holding ``message.json`` and one ``.npy`` file per array;
+* in the JSON, every value is a small record ``{"t": kind, ...}``: ``none``, ``bool``,
+  ``int``, ``float``, ``complex``, ``str``, ``tuple``, ``list``, ``dict``, ``tensor``,
+  ``ndarray``, ``scalar`` (a NumPy scalar), ``dtype``, ``size``, ``generator`` (a
+  ``torch.Generator``'s state), ``module`` (an ``nn.Module``: see :func:`module_record`)
+  and ``opaque`` (anything else: only its type's name travels);
+* arrays are read with ``numpy.load(..., allow_pickle=False)``: object arrays, pickles and
+  code never cross.
+
+The reader (:class:`Reader`) trusts nothing it reads from the kernel: files must be regular
+files inside the folder (no links), sizes and nesting are bounded, every record is checked
+against the kinds above, and anything else raises :class:`WireError`. Only NumPy, PyTorch and
+the standard library are imported: the kernel imports this module too.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+__all__ = [
+    "MAX_ARRAY_BYTES",
+    "MESSAGE",
+    "Opaque",
+    "Reader",
+    "WireError",
+    "Writer",
+    "fill_module",
+    "read_message",
+]
+
+MESSAGE = "message.json"
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+MAX_ARRAY_BYTES = 256 * 1024 * 1024
+"""All the arrays of one message together."""
+MAX_DEPTH = 16
+MAX_ITEMS = 200_000
+MAX_TEXT = 20_000
+"""Characters kept of a string (an exception's message, a name)."""
+
+# dtypes NumPy cannot hold travel as raw integers of the same size.
+_VIEWED = {torch.bfloat16: torch.int16, torch.float16: torch.float16}
+_DTYPES = {
+    str(d).removeprefix("torch."): d
+    for d in (
+        torch.bool,
+        torch.uint8,
+        torch.int8,
+        torch.int16,
+        torch.int32,
+        torch.int64,
+        torch.float16,
+        torch.bfloat16,
+        torch.float32,
+        torch.float64,
+        torch.complex64,
+        torch.complex128,
+    )
+}
+
+
+class WireError(ValueError):
+    """A message that is not in the format: the submission broke the probe protocol."""
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """A value the format cannot carry (only its type's name came back)."""
+
+    type_name: str
+
+    def __repr__(self) -> str:
+        return f"<a {self.type_name} object the grader cannot read>"
+
+
+def _plain(value: Any) -> bool:
+    if value is None or isinstance(value, bool | int | float | str):
+        return True
+    if isinstance(value, tuple):
+        return all(_plain(v) for v in value)
+    return False
+
+
+@dataclass
+class Writer:
+    """Writes values into ``folder`` (created): :meth:`value` records, :meth:`close` the JSON."""
+
+    folder: Path
+    arrays: int = 0
+    modules: dict[int, Any] = field(default_factory=dict)
+    """Modules written (``id`` -> module), so that the kernel can find them again."""
+    track: bool = False
+    """While true, every tensor and generator written is appended to :attr:`tracked`."""
+    tracked: list[Any] = field(default_factory=list)
+    sources: Callable[[type], str | None] | None = None
+    """The source of a module's class that the other side cannot import (a class the
+    grader's test cell defines), or None."""
+
+    def __post_init__(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+
+    def _array(self, array: np.ndarray) -> str:
+        name = f"a{self.arrays}.npy"
+        self.arrays += 1
+        np.save(self.folder / name, np.asarray(array, order="C"), allow_pickle=False)
+        return name
+
+    def tensor(self, tensor: torch.Tensor) -> dict:
+        if self.track:
+            self.tracked.append(tensor)
+        plain = torch.Tensor.detach(tensor).cpu()
+        if plain.is_sparse or plain.layout != torch.strided:
+            plain = plain.to_dense()
+        dtype = plain.dtype
+        if dtype not in _DTYPES.values():
+            return {"t": "opaque", "type": f"tensor of dtype {dtype}"}
+        if dtype in _VIEWED:
+            plain = plain.contiguous().view(_VIEWED[dtype])
+        array = plain.resolve_conj().resolve_neg().contiguous().numpy()
+        return {
+            "t": "tensor",
+            "array": self._array(array),
+            "dtype": str(dtype).removeprefix("torch."),
+            "requires_grad": bool(tensor.requires_grad),
+        }
+
+    def value(self, value: Any, depth: int = 0) -> dict:
+        if depth > MAX_DEPTH:
+            return {"t": "opaque", "type": "a value nested too deep"}
+        if value is None:
+            return {"t": "none"}
+        if isinstance(value, torch.Tensor):
+            return self.tensor(value)
+        if isinstance(value, np.ndarray):
+            if value.dtype.hasobject:
+                return {"t": "opaque", "type": "numpy object array"}
+            if self.track:
+                self.tracked.append(value)
+            return {"t": "ndarray", "array": self._array(value)}
+        if isinstance(value, np.generic):
+            if isinstance(value, np.object_):
+                return {"t": "opaque", "type": "numpy object"}
+            return {"t": "scalar", "array": self._array(np.asarray(value))}
+        if type(value) is bool:
+            return {"t": "bool", "v": value}
+        if type(value) is int:
+            return {"t": "int", "v": value}
+        if type(value) is float:
+            return {"t": "float", "v": repr(value)}
+        if type(value) is complex:
+            return {"t": "complex", "v": [repr(value.real), repr(value.imag)]}
+        if type(value) is str:
+            return {"t": "str", "v": value[:MAX_TEXT]}
+        if isinstance(value, torch.dtype):
+            return {"t": "dtype", "v": str(value).removeprefix("torch.")}
+        if type(value) is torch.Size:
+            return {"t": "size", "v": [int(v) for v in value]}
+        if type(value) in (tuple, list):
+            items = [self.value(v, depth + 1) for v in value]
+            return {"t": type(value).__name__, "items": items}
+        if type(value) is dict and all(type(k) in (str, int) for k in value):
+            pairs = [[self.value(k), self.value(v, depth + 1)] for k, v in value.items()]
+            return {"t": "dict", "items": pairs}
+        if isinstance(value, torch.Generator):
+            if self.track:
+                self.tracked.append(value)
+            return {"t": "generator", "state": self._array(value.get_state().numpy())}
+        if isinstance(value, torch.nn.Module):
+            return self.module(value, depth)
+        return {"t": "opaque", "type": type(value).__qualname__[:200]}
+
+    def module(self, module: torch.nn.Module, depth: int = 0) -> dict:
+        """An ``nn.Module`` as a record: its class, plain attributes, parameters, buffers and
+        children (the grader builds a stand-in from it: :mod:`.probe`)."""
+        reference = getattr(module, "wire_reference", None)
+        if callable(reference):
+            return reference(self)
+        self.modules[id(module)] = module
+        cls = type(module)
+        internal = set(vars(torch.nn.Module())) | {"training"}
+        attrs = {
+            name: self.value(value, depth + 1)
+            for name, value in vars(module).items()
+            if name not in internal and _plain(value)
+        }
+        params = {
+            name: None if p is None else self.tensor(p) for name, p in module._parameters.items()
+        }
+        buffers = {
+            name: None if b is None else self.tensor(b) for name, b in module._buffers.items()
+        }
+        children = {
+            name: None if child is None else self.module(child, depth + 1)
+            for name, child in module._modules.items()
+        }
+        source = self.sources(cls) if self.sources else None
+        return {
+            "t": "module",
+            "handle": id(module),
+            "class": f"{cls.__module__}.{cls.__qualname__}"[:300],
+            "source": source,
+            "training": bool(module.training),
+            "attrs": attrs,
+            "params": params,
+            "buffers": buffers,
+            "children": children,
+        }
+
+    def close(self, message: dict) -> None:
+        (self.folder / MESSAGE).write_text(json.dumps(message))
+
+
+def _regular_file(path: Path, limit: int) -> bytes:
+    """The bytes of ``path``, which must be a regular file (not a link) of at most ``limit``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as error:
+        raise WireError(f"cannot open {path.name}: {error.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise WireError(f"{path.name} is not a regular file")
+        if info.st_size > limit:
+            raise WireError(f"{path.name} holds {info.st_size:,} bytes, more than {limit:,}")
+        with os.fdopen(fd, "rb", closefd=False) as file:
+            return file.read(limit + 1)
+    finally:
+        os.close(fd)
+
+
+def read_message(folder: Path) -> dict:
+    """The JSON message in ``folder``, checked to be a JSON object of bounded size."""
+    data = _regular_file(folder / MESSAGE, MAX_MESSAGE_BYTES)
+    try:
+        message = json.loads(data)
+    except (ValueError, RecursionError) as error:
+        raise WireError(f"{MESSAGE} is not JSON: {error}") from None
+    if not isinstance(message, dict):
+        raise WireError(f"{MESSAGE} is not a JSON object")
+    return message
+
+
+@dataclass
+class Reader:
+    """Reads values written by :class:`Writer` in ``folder``; trusts nothing."""
+
+    folder: Path
+    array_bytes: int = 0
+    items: int = 0
+    track: bool = False
+    """While true, every tensor and generator read is appended to :attr:`tracked` (the
+    same order as the writer's)."""
+    tracked: list[Any] = field(default_factory=list)
+    modules: Callable[[dict], Any] | None = None
+    """Turns a ``module`` or ``module_ref`` record into a module (each side has its own:
+    :func:`.probe.stand_in`, :func:`.probe_kernel.rebuild`); without it they are refused."""
+
+    def array(self, name: Any) -> np.ndarray:
+        if not isinstance(name, str) or not name.endswith(".npy") or "/" in name or name[0] == ".":
+            raise WireError(f"bad array file name {str(name)[:80]!r}")
+        data = _regular_file(self.folder / name, MAX_ARRAY_BYTES - self.array_bytes)
+        self.array_bytes += len(data)
+        try:
+            array = np.load(io.BytesIO(data), allow_pickle=False)
+        except (ValueError, OSError, EOFError) as error:
+            raise WireError(f"{name} is not an .npy array: {error}") from None
+        if not isinstance(array, np.ndarray) or array.dtype.hasobject:
+            raise WireError(f"{name} is not a plain array")
+        return array
+
+    def tensor(self, record: dict) -> torch.Tensor:
+        dtype = _DTYPES.get(record.get("dtype"))  # type: ignore[arg-type]
+        if dtype is None:
+            raise WireError(f"unknown tensor dtype {str(record.get('dtype'))[:40]!r}")
+        array = self.array(record.get("array"))
+        tensor = torch.from_numpy(array.copy())
+        if dtype in _VIEWED:
+            if tensor.dtype != _VIEWED[dtype]:
+                raise WireError("a half-precision tensor in the wrong raw dtype")
+            tensor = tensor.view(dtype)
+        elif tensor.dtype != dtype:
+            raise WireError(f"a tensor said to be {dtype} holds {tensor.dtype}")
+        if record.get("requires_grad") is True and (dtype.is_floating_point or dtype.is_complex):
+            tensor.requires_grad_(True)
+        if self.track:
+            self.tracked.append(tensor)
+        return tensor
+
+    def value(self, record: Any, depth: int = 0) -> Any:
+        self.items += 1
+        if self.items > MAX_ITEMS or depth > MAX_DEPTH + 2:
+            raise WireError("a value too large or nested too deep")
+        if not isinstance(record, dict) or not isinstance(record.get("t"), str):
+            raise WireError(f"not a value record: {str(record)[:80]}")
+        kind = record["t"]
+        plain = record.get("v")
+        if kind == "none":
+            return None
+        if kind == "bool" and type(plain) is bool:
+            return plain
+        if kind == "int" and type(plain) is int:
+            return plain
+        if kind == "float" and isinstance(plain, str):
+            return self._float(plain)
+        if kind == "complex" and isinstance(plain, list) and len(plain) == 2:
+            return complex(self._float(plain[0]), self._float(plain[1]))
+        if kind == "str" and isinstance(plain, str):
+            return plain[:MAX_TEXT]
+        if kind == "dtype" and plain in _DTYPES:
+            return _DTYPES[plain]
+        if kind == "size" and isinstance(plain, list) and all(type(v) is int for v in plain):
+            return torch.Size(plain)
+        if kind in ("tuple", "list") and isinstance(record.get("items"), list):
+            items = [self.value(v, depth + 1) for v in record["items"]]
+            return tuple(items) if kind == "tuple" else items
+        if kind == "dict" and isinstance(record.get("items"), list):
+            result = {}
+            for pair in record["items"]:
+                if not isinstance(pair, list) or len(pair) != 2:
+                    raise WireError("a dict item is not a pair")
+                key = self.value(pair[0], depth + 1)
+                if type(key) not in (str, int):
+                    raise WireError("a dict key that is not a string or an integer")
+                result[key] = self.value(pair[1], depth + 1)
+            return result
+        if kind == "tensor":
+            return self.tensor(record)
+        if kind == "ndarray":
+            array = self.array(record.get("array"))
+            if self.track:
+                self.tracked.append(array)
+            return array
+        if kind == "scalar":
+            array = self.array(record.get("array"))
+            if array.shape != ():
+                raise WireError("a NumPy scalar that is not 0-dimensional")
+            return array[()]
+        if kind == "generator":
+            state = self.array(record.get("state"))
+            if state.dtype != np.uint8 or state.ndim != 1:
+                raise WireError("a generator state that is not bytes")
+            generator = torch.Generator()
+            try:
+                generator.set_state(torch.from_numpy(state.copy()))
+            except RuntimeError as error:
+                raise WireError(f"a generator state torch refuses: {error}") from None
+            if self.track:
+                self.tracked.append(generator)
+            return generator
+        if kind == "opaque":
+            return Opaque(str(record.get("type", "unknown"))[:200])
+        if kind in ("module", "module_ref"):
+            if self.modules is None:
+                raise WireError("a module where a plain value was expected")
+            return self.modules(record)
+        raise WireError(f"unknown value record {kind[:40]!r}")
+
+    @staticmethod
+    def _float(text: Any) -> float:
+        if not isinstance(text, str) or len(text) > 40:
+            raise WireError("a float that is not a short string")
+        try:
+            number = float(text)
+        except ValueError:
+            raise WireError(f"not a float: {text!r}") from None
+        if math.isnan(number) and text.lower() not in ("nan", "-nan"):
+            raise WireError(f"not a float: {text!r}")
+        return number
+
+
+def fill_module(module: torch.nn.Module, record: dict, reader: Reader) -> torch.nn.Module:
+    """Give the bare ``module`` (``nn.Module.__init__`` only) what ``record`` describes: its
+    plain attributes, parameters, buffers, children and train/eval flag."""
+    for key in ("attrs", "params", "buffers", "children"):
+        if not isinstance(record.get(key), dict):
+            raise WireError(f"a module record without {key}")
+    internal = set(vars(torch.nn.Module())) | {"training"}
+    for name, value in record["attrs"].items():
+        if name not in internal and not name.startswith("__"):
+            object.__setattr__(module, name, reader.value(value))
+    for name, value in record["params"].items():
+        tensor = None if value is None else reader.value(value)
+        if tensor is not None and not isinstance(tensor, torch.Tensor):
+            raise WireError(f"parameter {name} is not a tensor")
+        parameter = None if tensor is None else torch.nn.Parameter(tensor, tensor.requires_grad)
+        module.register_parameter(str(name), parameter)
+    for name, value in record["buffers"].items():
+        tensor = None if value is None else reader.value(value)
+        if tensor is not None and not isinstance(tensor, torch.Tensor):
+            raise WireError(f"buffer {name} is not a tensor")
+        module.register_buffer(str(name), tensor)
+    for name, child in record["children"].items():
+        sub = None if child is None else reader.value(child)
+        if sub is not None and not isinstance(sub, torch.nn.Module):
+            raise WireError(f"child {name} is not a module")
+        module.add_module(str(name), sub)
+    module.training = bool(record.get("training", True))
+    return module
+
+
+def torch_layer(class_name: Any) -> type | None:
+    """The class named ``class_name`` if it is one of ``torch.nn``'s own modules."""
+    import importlib
+
+    if not isinstance(class_name, str) or not class_name.startswith("torch.nn.modules."):
+        return None
+    module_name, _, qualname = class_name.rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module_name), qualname, None)
+    except ImportError:
+        return None
+    return cls if isinstance(cls, type) and issubclass(cls, torch.nn.Module) else None

@@ -1,0 +1,168 @@
+"""Probes between the grader and a kernel, with the kernel's side run in this process (the
+sandboxed kernel itself: test_verdicts.py): functions, exceptions, inputs changed in place,
+modules and their stand-ins, and answers that break the protocol."""
+
+from __future__ import annotations
+
+import copy
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from instructor.classroom import probe_kernel
+from instructor.classroom.probe import (
+    ProbeError,
+    RemoteError,
+    RemoteFunction,
+    RemoteModule,
+    _exception,
+)
+
+
+def test_a_function_runs_in_the_kernel_on_the_grader_inputs(kernel, channel) -> None:
+    kernel["double"] = lambda x, scale=2: (x * scale, x.shape)
+    double = channel.lookup("double")
+    assert isinstance(double, RemoteFunction) and double.__name__ == "double"
+    out, shape = double(torch.arange(3.0), scale=3)
+    assert torch.equal(out, torch.tensor([0.0, 3.0, 6.0])) and shape == torch.Size([3])
+
+
+def test_values_are_looked_up_and_missing_names_raise_name_error(kernel, channel) -> None:
+    kernel["answer"] = "B"
+    assert channel.lookup("answer") == "B"
+    with pytest.raises(NameError):
+        channel.lookup("undefined_name")
+
+
+def test_exceptions_come_back_as_their_built_in_type(kernel, channel) -> None:
+    def check(n):  # noqa: ANN001
+        if n < 0:
+            raise ValueError(f"n = {n} is negative")
+        raise NotImplementedError
+
+    kernel["check"] = check
+    remote = channel.lookup("check")
+    with pytest.raises(ValueError, match="n = -1 is negative"):
+        remote(-1)
+    with pytest.raises(NotImplementedError):
+        remote(1)
+
+
+def test_exception_types_map_to_their_nearest_built_in() -> None:
+    axis_error = ["AxisError", "ValueError", "IndexError", "Exception"]
+    assert type(_exception(axis_error, "")) is ValueError
+    assert type(_exception(["OutOfMemoryError", "RuntimeError"], "")) is RuntimeError
+    assert type(_exception(["SystemExit", "BaseException", "object"], "bye")) is RemoteError
+    assert type(_exception(["KeyboardInterrupt", "BaseException"], "")) is RemoteError
+
+
+def test_inputs_changed_in_place_are_changed_for_the_grader(kernel, channel) -> None:
+    def careless(x):  # noqa: ANN001
+        x -= x.max()
+        return x
+
+    kernel["careless"] = careless
+    x = torch.tensor([1.0, 3.0])
+    channel.lookup("careless")(x)
+    assert torch.equal(x, torch.tensor([-2.0, 0.0]))
+    array = np.array([1.0, 3.0])  # NumPy arrays too (02 is written in NumPy)
+    channel.lookup("careless")(array)
+    assert np.array_equal(array, [-2.0, 0.0])
+
+
+def test_torch_global_random_state_is_sent_with_each_call(kernel, channel) -> None:
+    kernel["draw"] = lambda: torch.rand(3)
+    torch.manual_seed(7)
+    remote = channel.lookup("draw")()
+    torch.manual_seed(7)
+    assert torch.equal(remote, torch.rand(3))
+
+
+def test_two_calls_in_a_row_draw_different_numbers(kernel, channel) -> None:
+    """As in the kernel: dropout left on in evaluation mode differs from call to call (the
+    kernel's random state never comes back; the grader's moves on by itself)."""
+    kernel["draw"] = lambda: torch.rand(3)
+    draw = channel.lookup("draw")
+    torch.manual_seed(7)
+    assert not torch.equal(draw(), draw())
+
+
+class Student(nn.Module):
+    def __init__(self, d: int) -> None:
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+        self.drop = nn.Dropout(0.5)
+        self.d = d
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.drop(self.proj(x))
+
+
+def test_a_module_comes_back_as_a_stand_in_that_runs_in_the_kernel(kernel, channel) -> None:
+    kernel["Student"] = Student
+    module = channel.lookup("Student")(4)
+    assert isinstance(module, RemoteModule) and isinstance(module, nn.Module)
+    assert type(module.proj) is nn.Linear and module.d == 4
+    assert "Student(" in repr(module)
+    with torch.no_grad():  # weights set by the grader are the kernel's weights
+        module.proj.weight.copy_(torch.eye(4) * 2)
+        module.proj.bias.zero_()
+    module.eval()
+    x = torch.arange(4.0)
+    assert torch.equal(module(x), 2 * x)
+    twin = copy.deepcopy(module).double()
+    assert twin(x.double()).dtype == torch.float64
+    module.train()
+    assert (module(torch.ones(1000, 4)) == 0).float().mean().item() == pytest.approx(0.5, abs=0.1)
+
+
+class Doubler(nn.Module):
+    def forward(self, x):  # noqa: ANN001
+        return 2 * x
+
+
+def test_modules_of_the_grader_are_rebuilt_in_the_kernel(kernel, channel) -> None:
+    kernel["apply"] = lambda layer, x: layer(x)
+    linear = nn.Linear(2, 2)
+    x = torch.ones(2)
+    assert torch.allclose(channel.lookup("apply")(linear, x), linear(x).detach())
+    source = "class Doubler(nn.Module):\n    def forward(self, x):\n        return 2 * x\n"
+    Doubler.__module__ = "__grader_test__"
+    channel.sources = lambda cls: source if cls is Doubler else None
+    assert torch.equal(channel.lookup("apply")(Doubler(), x), 2 * x)
+
+
+def test_an_answer_that_is_not_data_breaks_the_protocol(kernel, channel, monkeypatch) -> None:
+    kernel["f"] = lambda: torch.zeros(2)
+    remote = channel.lookup("f")
+    real_answer = probe_kernel.answer
+
+    def pickled(folder: str) -> None:
+        real_answer(folder)
+        response = Path(folder) / "response"
+        (response / "a0.npy").write_bytes(b"\x80\x04not an array")
+
+    monkeypatch.setattr(probe_kernel, "answer", pickled)
+    with pytest.raises(ProbeError, match="not an .npy array"):
+        remote()
+
+    def no_answer(folder: str) -> None:
+        pass
+
+    monkeypatch.setattr(probe_kernel, "answer", no_answer)
+    with pytest.raises(ProbeError, match="cannot open message.json"):
+        remote()
+
+    def replaced_folder(folder: str) -> None:
+        real_answer(folder)
+        response = Path(folder) / "response"
+        shutil.move(response, Path(folder) / "elsewhere")
+        response.symlink_to(Path(folder) / "elsewhere")
+
+    monkeypatch.setattr(probe_kernel, "answer", replaced_folder)
+    with pytest.raises(ProbeError, match="replaced its answer folder"):
+        remote()

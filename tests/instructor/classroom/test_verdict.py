@@ -1,0 +1,72 @@
+"""Test cells judged in the grader's process, against a kernel answering in this process
+(the sandboxed kernel: test_execute.py): the names a cell reads, passes, failures with the
+test's own message, and answers that break the protocol."""
+
+from __future__ import annotations
+
+import torch
+
+from instructor.classroom import probe_kernel
+from instructor.classroom.verdict import free_names, run_test
+
+TEST = """\
+import torch
+from helpers.checks import check_close
+
+out = double(torch.arange(3.0))
+mistakes = {"x was not doubled": torch.arange(3.0)}
+check_close(out, torch.arange(3.0) * 2, "double(x)", known_mistakes=mistakes)
+print("double: tests passed")
+"""
+
+
+def test_free_names_are_what_the_cell_reads_and_never_binds() -> None:
+    source = (
+        "import torch\nfrom helpers.checks import check_close as cc\n"
+        "def ref(x):\n    return x + offset\n"
+        "for i in range(3):\n    y = attention(i, answer)\n"
+        "try:\n    pass\nexcept ValueError as error:\n    print(error)\n"
+    )
+    assert free_names(source) == ["answer", "attention", "offset"]
+
+
+def test_a_right_answer_passes_with_what_the_test_printed(kernel, channel) -> None:
+    kernel["double"] = lambda x: 2 * x
+    verdict = run_test(TEST, "test_double", channel, 10)
+    assert verdict.passed and verdict.probes == 1
+    assert [o.output_type for o in verdict.outputs] == ["stream"]
+    assert verdict.outputs[0].text == "double: tests passed\n"
+
+
+def test_a_wrong_answer_fails_with_the_test_s_own_message(kernel, channel) -> None:
+    kernel["double"] = lambda x: x
+    verdict = run_test(TEST, "test_double", channel, 10)
+    assert not verdict.passed
+    (error,) = verdict.outputs
+    assert error.ename == "AssertionError" and "x was not doubled" in error.evalue
+
+
+def test_an_undefined_function_fails_with_name_error(kernel, channel) -> None:
+    verdict = run_test(TEST, "test_double", channel, 10)
+    assert not verdict.passed and verdict.outputs[-1].ename == "NameError"
+
+
+def test_a_result_that_lies_about_itself_is_only_data(kernel, channel) -> None:
+    class AlwaysClose(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):  # noqa: ANN001
+            if func in (torch.allclose, torch.isclose, torch.equal):
+                return True
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    kernel["double"] = lambda x: torch.zeros(3).as_subclass(AlwaysClose)
+    verdict = run_test(TEST, "test_double", channel, 10)
+    assert not verdict.passed and "x was not doubled" not in verdict.outputs[-1].evalue
+
+
+def test_an_answer_that_breaks_the_protocol_is_named(kernel, channel, monkeypatch) -> None:
+    kernel["double"] = lambda x: 2 * x
+    monkeypatch.setattr(probe_kernel, "answer", lambda folder: None)
+    verdict = run_test(TEST, "test_double", channel, 10)
+    assert not verdict.passed and verdict.broken_protocol
+    assert verdict.outputs[-1].ename == "GraderProtocolError"
