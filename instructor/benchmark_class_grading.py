@@ -62,7 +62,7 @@ def _notebook(course: ScratchCourse, kind: str) -> nbformat.NotebookNode | str:
             c for c in notebook.cells if not c.metadata.get("nbgrader", {}).get("grade")
         ]
         return notebook
-    names = [anatomy.grade_id(cell) for cell in anatomy.solution_cells(notebook)]
+    names = [anatomy.grade_id(cell) for cell in anatomy.function_cells(notebook)]
     return anatomy.complete(
         notebook,
         {

@@ -17,6 +17,7 @@ from typing import Any
 
 from instructor.paths import AUTOGRADER
 
+from .execute import GraderEnvironmentError
 from .sandbox import Limits
 
 DEFAULT_ROOT = AUTOGRADER
@@ -122,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         help="take the zip entries' times as submission times (Canvas, Moodle, plain)",
     )
     grade.add_argument("--db", help="gradebook SQLAlchemy URL (default: the course's SQLite)")
-    grade.add_argument("--workers", type=int, help="local Dask workers (default: cores + 1)")
+    grade.add_argument("--workers", type=int, help="local Dask workers (default: one per core)")
     grade.add_argument("--scheduler", help="address of a Dask scheduler, e.g. tcp://host:8786")
     grade.add_argument("--force", action="store_true", help="grade again what is recorded")
     grade.add_argument(
@@ -173,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
                 zip_times=args.zip_times,
             )
         summaries = grader.grade(args.assignments)
-    except (IntakeError, ClusterError, SetupError) as error:
+    except (IntakeError, ClusterError, SetupError, GraderEnvironmentError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     return 1 if any(s.error for s in summaries) else 0

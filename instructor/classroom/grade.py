@@ -16,7 +16,10 @@ Before that, each assignment is registered in the gradebook from its source if t
 gradebook lacks it or differs (:meth:`.NbgraderCourse.register`: any gradebook, an empty
 one included, with the configured due date). Then feedback HTML (:mod:`.feedback`), and
 once for the run the grades CSV and the integrity report (:mod:`.reports`), of the students
-whose folder is in ``submitted/``. A hand-in already recorded with the same files *and* the
+whose folder is in ``submitted/``, their scores read from the gradebook: a written answer
+(graded by hand, in formgrader) is reported as awaiting its grader until it has a manual
+score, then with it (its feedback written again), without grading anything again. A
+hand-in already recorded with the same files *and* the
 same grading (release, tests, points, gradebook, due date, late policy) is skipped on the
 next run unless ``force`` is given or its student is named (:mod:`.resume`), so an
 interrupted run picks up where it stopped. With a remote scheduler, its workers are checked
@@ -35,12 +38,17 @@ from typing import Any
 from instructor.paths import COURSE_ROOT
 
 from .cluster import check_cluster, connect
-from .execute import execute_notebook, unexecuted
+from .execute import (
+    GraderEnvironmentError,
+    check_kernel_environment,
+    execute_notebook,
+    unexecuted,
+)
 from .feedback import lacking_feedback, write_feedback
 from .nbgrader_setup import WORK, NbgraderCourse
 from .records import ExecutionResult, HandIn, HandInSummary
 from .replay import record_hand_in
-from .reports import run_lines, write_reports
+from .reports import awaiting_lines, from_gradebook, run_lines, write_reports
 from .resume import ResumeState, fingerprint, grading_context
 from .sandbox import Limits, isolation
 from .staging import Staged, stage
@@ -56,13 +64,17 @@ class ClassGrader:
     Args:
         root: the nbgrader course root (its ``nbgrader_config.py`` is read).
         db_url: a SQLAlchemy URL for the gradebook (default: the course's, SQLite).
-        workers: Dask workers of the embedded ``LocalCluster`` (default: cores + 1).
+        workers: Dask workers of the embedded ``LocalCluster`` (default: one per core; one
+            more was slower in benchmarks/grading.md, the kernels being busy, not waiting).
         scheduler: the address of a running Dask scheduler; then no local cluster is made.
         limits: time, memory and process limits of each notebook.
         force: grade again submissions already recorded with the same files.
         students: grade only these students (again, even if recorded); None: everyone.
         feedback: write feedback HTML for each graded submission.
         progress: show a progress bar.
+        student_view: also run each test cell inside the kernel, as the student does, and
+            keep those outputs in the autograded notebooks' cell metadata (never graded):
+            the course's tests use it to check that both views of every case agree.
     """
 
     def __init__(
@@ -77,15 +89,17 @@ class ClassGrader:
         students: list[str] | None = None,
         feedback: bool = True,
         progress: bool = True,
+        student_view: bool = False,
     ) -> None:
         self.course = NbgraderCourse(root, db_url)
         self.root = self.course.root
         # One worker more than cores: a kernel waiting on start-up or on the grader leaves its
         # core idle, which the extra worker fills (measured: benchmarks/grading.md).
-        self.workers = workers or (os.cpu_count() or 1) + 1
+        self.workers = workers or os.cpu_count() or 1
         self.scheduler = scheduler
         self.limits = limits or Limits()
         self.force = force
+        self.student_view = student_view
         self.students = list(dict.fromkeys(students)) if students else None
         self.feedback = feedback
         self.progress = progress
@@ -187,18 +201,38 @@ class ClassGrader:
         bar = tqdm(total=len(todo), unit="submission", disable=not self.progress)
         with self._dask() as client:
             futures = {}
+            nothing_to_run = []
+            # Runs on a worker next to the first notebooks; nothing is recorded before it
+            # has passed, so a kernel that cannot load the grader's code scores no one.
+            environment = client.submit(check_kernel_environment, self.limits, pure=False)
             for hand_in in todo:
                 staging = stage(self.course, hand_in)
                 if not staging.notebooks:
-                    graded[hand_in] = self._record(hand_in, staging, {})
-                    bar.update()
+                    nothing_to_run.append((hand_in, staging))
                     continue
                 staged[hand_in], results[hand_in] = staging, {}
                 for name, notebook in staging.notebooks.items():
                     future = client.submit(
-                        execute_notebook, notebook, name, self.limits, pure=False
+                        execute_notebook,
+                        notebook,
+                        name,
+                        self.limits,
+                        self.student_view,
+                        pure=False,
                     )
                     futures[future] = (hand_in, name)
+            if todo:
+                try:
+                    environment.result()
+                except GraderEnvironmentError:
+                    client.cancel(list(futures))
+                    bar.close()
+                    raise
+            else:
+                environment.cancel()
+            for hand_in, staging in nothing_to_run:
+                graded[hand_in] = self._record(hand_in, staging, {})
+                bar.update()
             for future in as_completed(futures):
                 hand_in, name = futures.pop(future)
                 try:
@@ -217,18 +251,35 @@ class ClassGrader:
             # Feedback and reports: of the students present in submitted/ (a removed folder
             # drops out); a hand-in graded again gets its feedback again.
             present = {(a, s) for a in assignments for s in self.present(a)}
+            recorded = [
+                s for s in self.state.load(assignments) if (s.assignment, s.student) in present
+            ]
+            # The gradebook is the record: scores given by hand since (a written answer
+            # graded in formgrader) go into the summaries, the state and the feedback.
+            summaries = from_gradebook(self.course, recorded)
+            hand_graded = set()
+            for before, after in zip(recorded, summaries, strict=True):
+                if after != before:
+                    self.state.save(after)
+                    hand_graded.add((after.assignment, after.student))
             if self.feedback:
                 regraded = {(h.assignment, h.student) for h in graded}
                 lacking = lacking_feedback(self.root, self.state, assignments, self.force)
                 missing = [key for key in lacking if key in present]
-                missing += sorted(regraded - set(missing))
+                missing += sorted((regraded | hand_graded) - set(missing))
                 write_feedback(self.course, missing, None if self.scheduler else client, log)
-        summaries = [
-            s for s in self.state.load(assignments) if (s.assignment, s.student) in present
-        ]
-        write_reports(self.reports, summaries, course=self.course)
+        write_reports(self.reports, summaries, course=self.course, scores_from_gradebook=False)
         in_order = [graded[hand_in] for hand_in in todo if hand_in in graded]
         for line in run_lines(in_order, skipped, time.perf_counter() - start):
+            log(line)
+        by_hand = hand_graded - {(h.assignment, h.student) for h in graded}
+        if by_hand:
+            log(
+                f"{len(by_hand)} submission(s) with scores given by hand since the last "
+                "run: taken from the gradebook into the reports"
+                + (" and their feedback" if self.feedback else "")
+            )
+        for line in awaiting_lines(summaries):
             log(line)
         log(f"grades: {self.reports / 'grades.csv'}; integrity: {self.reports / 'integrity.md'}")
         if self.feedback:

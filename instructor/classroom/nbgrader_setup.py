@@ -26,14 +26,36 @@ from typing import Any
 import nbformat
 
 from .late import Deadlines
-from .records import CellGrade
+from .records import AWAITING, GRADED, UNANSWERED, CellGrade
 
-__all__ = ["STAGED", "WORK", "NbgraderCourse", "SetupError"]
+__all__ = ["STAGED", "WORK", "NbgraderCourse", "SetupError", "cell_grade"]
 
 WORK = ".grading"
 """Under the course root: staged copies of submissions and the resume state."""
 STAGED = f"{WORK}/staged"
 """Under the course root: the copies nbgrader's autograde reads (``submitted`` for it)."""
+
+
+def cell_grade(grade: Any) -> CellGrade:
+    """One ``nbgrader.api.Grade`` as a :class:`CellGrade`, a cell graded by hand told apart:
+
+    - a manual score set (formgrader, or ``Grade.manual_score`` through nbgrader's API):
+      ``GRADED``, the gradebook's score (the manual score, plus any extra credit);
+    - no autograder score and no manual one (a written answer, changed: nbgrader's
+      ``needs_manual_grade``): ``AWAITING``, no score (nbgrader's own sum counts it 0);
+    - a markdown answer cell the autograder scored (left as released: nbgrader's 0):
+      ``UNANSWERED``;
+    - anything else (a test cell): the autograder's score.
+    """
+    if grade.manual_score is not None:
+        manual = GRADED
+    elif grade.auto_score is None:
+        return CellGrade(grade.name, None, grade.max_score, AWAITING)
+    elif grade.cell_type == "markdown":
+        manual = UNANSWERED
+    else:
+        manual = ""
+    return CellGrade(grade.name, grade.score, grade.max_score, manual)
 
 
 class SetupError(RuntimeError):
@@ -254,7 +276,8 @@ class NbgraderCourse:
     def scores(
         self, student: str, assignment: str, names: list[str]
     ) -> dict[str, tuple[float, float, tuple[CellGrade, ...]]]:
-        """name -> (score, max score, each graded cell's grade) of what the gradebook has."""
+        """name -> (score, max score, each graded cell's grade, :func:`cell_grade`) of what
+        the gradebook has."""
         found = {}
         with self.gradebook() as gb:
             for name in names:
@@ -262,7 +285,7 @@ class NbgraderCourse:
                     notebook = gb.find_submission_notebook(name, assignment, student)
                 except Exception:  # noqa: BLE001 - nothing recorded for it
                     continue
-                cells = tuple(CellGrade(g.name, g.score, g.max_score) for g in notebook.grades)
+                cells = tuple(cell_grade(g) for g in notebook.grades)
                 found[name] = (notebook.score, notebook.max_score, cells)
         return found
 

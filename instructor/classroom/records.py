@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "AWAITING",
+    "GRADED",
+    "UNANSWERED",
     "CellGrade",
     "ExecutionResult",
     "HandIn",
@@ -79,6 +82,19 @@ class ExecutionResult:
     seconds: float = 0.0
     kernel_seconds: float = 0.0
     """Kernel start, guard set-up (which imports torch) and the notebook's imports cell."""
+    best_effort: tuple[str, ...] = ()
+    """Rules measured inside the student's kernel (a determined student could forge them),
+    each with the test that asked: ``"check_largest_tensor (...) in test_x"``."""
+    probes: int = 0
+    """Calls of the student's code made by the grader's test cells."""
+
+
+AWAITING = "awaiting"
+"""``CellGrade.manual`` of an answer nbgrader left for a grader, not graded yet."""
+GRADED = "graded"
+"""``CellGrade.manual`` of a cell a grader scored by hand (formgrader's manual score)."""
+UNANSWERED = "unanswered"
+"""``CellGrade.manual`` of a written answer left as released: nbgrader's 0, no grader needed."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +103,22 @@ class CellGrade:
 
     cell: str
     score: float | None
+    """None while the cell awaits a grader (not a 0)."""
     max_score: float | None
+    manual: str = ""
+    """``""`` (scored by the autograder), :data:`AWAITING`, :data:`GRADED` or
+    :data:`UNANSWERED`: a cell graded by hand (a written answer), as it stands."""
+
+    @property
+    def awaiting(self) -> bool:
+        return self.manual == AWAITING
+
+    def to_json(self) -> list[Any]:
+        return [self.score, self.max_score, *([self.manual] if self.manual else [])]
+
+    @classmethod
+    def from_json(cls, cell: str, data: list[Any]) -> CellGrade:
+        return cls(cell, data[0], data[1], data[2] if len(data) > 2 else "")
 
 
 @dataclass(frozen=True)
@@ -103,12 +134,20 @@ class NotebookSummary:
     events: tuple[str, ...] | None = None
     seconds: float | None = None
     score: float | None = None
-    """From here on: None where the gradebook has nothing for the notebook."""
+    """From here on: None where the gradebook has nothing for the notebook. A cell that
+    awaits a grader adds nothing to ``score`` (nbgrader's sum): see :attr:`awaiting`."""
     max_score: float | None = None
     cells: tuple[CellGrade, ...] | None = None
     imports_error: str = ""
     """The error the imports cell raised (``ModuleNotFoundError: ...``), ``""`` if none: then
     every later cell that needs its names fails. Absent from older state files."""
+    best_effort: tuple[str, ...] = ()
+    """See :attr:`ExecutionResult.best_effort`."""
+
+    @property
+    def awaiting(self) -> tuple[CellGrade, ...]:
+        """The cells that await a grader (written answers not graded by hand yet)."""
+        return tuple(g for g in self.cells or () if g.awaiting)
 
     @classmethod
     def screened(cls, screening: Screening) -> NotebookSummary:
@@ -133,6 +172,7 @@ class NotebookSummary:
             events=result.events,
             seconds=round(result.seconds, 2),
             imports_error=imports_failure(result.notebook),
+            best_effort=result.best_effort,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -149,9 +189,11 @@ class NotebookSummary:
         if self.cells is not None:
             data["score"] = self.score
             data["max_score"] = self.max_score
-            data["cells"] = {g.cell: [g.score, g.max_score] for g in self.cells}
+            data["cells"] = {g.cell: g.to_json() for g in self.cells}
         if self.imports_error:
             data["imports_error"] = self.imports_error
+        if self.best_effort:
+            data["best_effort"] = list(self.best_effort)
         return data
 
     @classmethod
@@ -170,8 +212,9 @@ class NotebookSummary:
             max_score=data.get("max_score"),
             cells=None
             if cells is None
-            else tuple(CellGrade(c, s, m) for c, (s, m) in cells.items()),
+            else tuple(CellGrade.from_json(c, data) for c, data in cells.items()),
             imports_error=data.get("imports_error", ""),
+            best_effort=tuple(data.get("best_effort", ())),
         )
 
 
@@ -195,6 +238,17 @@ class HandInSummary:
     @property
     def max_score(self) -> float:
         return sum(n.max_score or 0 for n in self.notebooks.values())
+
+    @property
+    def awaiting(self) -> list[tuple[str, CellGrade]]:
+        """(notebook, cell) of every cell that awaits a grader: until none does, ``score``
+        is the points so far, not the hand-in's grade."""
+        return [(name, g) for name, nb in self.notebooks.items() for g in nb.awaiting]
+
+    @property
+    def awaiting_points(self) -> float:
+        """The points of the cells that await a grader."""
+        return sum(g.max_score or 0 for _, g in self.awaiting)
 
     def to_json(self) -> dict[str, Any]:
         return {

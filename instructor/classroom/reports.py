@@ -7,31 +7,47 @@ In ``reports/``:
     ``passed`` (full marks), ``failed`` (it ran and raised: a wrong or missing answer),
     ``not run`` (the notebook was missing, unreadable or stopped before the cell, or the
     grader itself failed) or ``zeroed`` (the grader scored it 0 for what ``integrity.md``
-    says: a replaced check, a hidden error...).
+    says: a replaced check, a hidden error...). A cell graded by hand (a written answer):
+    ``awaiting manual grading`` (answered, no grader's score yet: the score is empty, not
+    0), ``graded by hand`` (the grader's score) or ``unanswered`` (left as released:
+    nbgrader's 0).
 ``totals.csv``
     one row per student and assignment, then one per student over the course (assignment
     ``TOTAL``): ``score``, ``max_score``, ``late_penalty`` (nbgrader's
     ``late_submission_penalty`` from the gradebook; empty when no gradebook was read) and
     ``final`` (score less the penalty, never below 0, as ``nbgrader export`` computes it).
     An assignment the student did not hand in has its max and empty score and final; it
-    counts 0 in the total.
-``canvas.csv``, ``moodle.csv``, ``blackboard.csv``
+    counts 0 in the total. ``awaiting_manual``: the points of answers that await a grader;
+    while there are any, ``score`` is the points so far and ``final`` is empty (no grade
+    yet, also in ``TOTAL`` and the LMS exports).
+``canvas.csv``, ``moodle.csv``, ``blackboard.csv``, ``moodle_worksheet_<assignment>.csv``
     the ``final`` points of each assignment in each LMS's grade-import format
-    (:mod:`instructor.lms.export`): :func:`write_exports`.
+    (:mod:`instructor.lms.export`), keyed on what each LMS matches, with the ids an LMS
+    download named (``lms_students.json``, :mod:`instructor.lms.roster`):
+    :func:`write_exports`.
 ``integrity.md`` and ``integrity.json``
     every hand-in an instructor should read, and why; the summaries themselves. Besides
     what the grader saw (changed test cells, suspicious code, replaced checks), it flags a
     failing imports cell, every notebook scored 0 for a reason other than wrong answers,
-    and near copies of ``solutions/`` or between students (:func:`copy_report`).
+    and near copies of ``solutions/`` or between students (:func:`copy_report`), and lists
+    the answers awaiting a grader (:func:`awaiting_manual`). It ends
+    with the best-effort checks of each notebook (:func:`best_effort_checks`): rules
+    measured inside the student's kernel, the same for every student, flagging no one.
 
-Plus the lines the grader logs at the end of a run (:func:`run_lines`).
+Every score comes from nbgrader's gradebook, read again when the reports are written
+(:func:`from_gradebook`): a score a grader gives by hand in formgrader is in the next
+reports without grading anything again.
+
+Plus the lines the grader logs at the end of a run (:func:`run_lines`, :func:`awaiting_lines`).
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import logging
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -47,9 +63,11 @@ from instructor.lms.export import (
     write_blackboard,
     write_canvas,
     write_moodle,
+    write_moodle_worksheet,
 )
+from instructor.lms.roster import LmsIdentity, read_roster, roster_path
 
-from .records import CellGrade, HandInSummary, NotebookSummary
+from .records import AWAITING, GRADED, UNANSWERED, CellGrade, HandInSummary, NotebookSummary
 from .similarity import DEFAULT_THRESHOLD, SOLUTIONS, CopyPair, graded_answers, near_copies
 
 if TYPE_CHECKING:
@@ -62,12 +80,18 @@ __all__ = [
     "NOT_RUN_OUTCOMES",
     "TOTALS_HEADER",
     "attention",
+    "awaiting_lines",
+    "awaiting_manual",
+    "best_effort_checks",
+    "canvas_table",
     "cell_outcome",
     "copy_report",
     "course_copies",
+    "from_gradebook",
     "grade_table",
     "integrity_markdown",
     "late_penalties",
+    "moodle_tables",
     "run_lines",
     "student_names",
     "totals",
@@ -77,19 +101,45 @@ __all__ = [
 ]
 
 GRADES_HEADER = ("student", "assignment", "notebook", "cell", "score", "max_score", "outcome")
-TOTALS_HEADER = ("student", "assignment", "score", "max_score", "late_penalty", "final")
+TOTALS_HEADER = (
+    "student",
+    "assignment",
+    "score",
+    "max_score",
+    "late_penalty",
+    "final",
+    "awaiting_manual",
+)
 COURSE_TOTAL = "TOTAL"
 """``totals.csv``'s assignment column on a student's row over the whole course."""
 EXPORTS = ("canvas.csv", "moodle.csv", "blackboard.csv")
+"""Written on every run; ``moodle_worksheet_<assignment>.csv`` besides, for an assignment
+read from a Moodle download (:func:`write_exports`)."""
+MOODLE_WORKSHEET = "moodle_worksheet_{assignment}.csv"
+
+log = logging.getLogger(__name__)
 
 NOT_RUN_OUTCOMES = ("missing", "unreadable", "grader error")
 """Notebook outcomes where no test cell ran (a time limit or a dead kernel stops part way:
 their cells that did not run are named in ``zeroed``)."""
 ZERO_OUTCOMES = ("missing", "unreadable", "grader error", "time limit", "kernel died")
+AWAITING_OUTCOME = "awaiting manual grading"
+MANUAL_OUTCOMES = {
+    AWAITING: AWAITING_OUTCOME,
+    GRADED: "graded by hand",
+    UNANSWERED: "unanswered",
+}
+"""``grades.csv``'s outcome of a cell graded by hand, by ``CellGrade.manual``."""
+FORMGRADER = "formgrader"
 
 
 def cell_outcome(record: NotebookSummary, grade: CellGrade) -> str:
-    """``passed``, ``failed``, ``not run`` or ``zeroed``: see the module docstring."""
+    """``passed``, ``failed``, ``not run`` or ``zeroed``, or for a cell graded by hand
+    ``awaiting manual grading``, ``graded by hand`` or ``unanswered``: see the module
+    docstring."""
+    missing = grade.manual == UNANSWERED and record.outcome in NOT_RUN_OUTCOMES
+    if grade.manual and not missing:  # a missing notebook's written answer: "not run"
+        return MANUAL_OUTCOMES[grade.manual]
     if grade.score is not None and grade.max_score is not None and grade.score >= grade.max_score:
         return "passed"
     zeroed = {z.test: z.reason for z in record.zeroed}
@@ -111,7 +161,7 @@ def zero_reason(record: NotebookSummary) -> str:
         return record.outcome
     if record.imports_error:
         return f"its imports cell failed ({record.imports_error})"
-    outcomes = {cell_outcome(record, grade) for grade in record.cells or ()}
+    outcomes = {cell_outcome(record, grade) for grade in record.cells or () if not grade.manual}
     if outcomes == {"not run"}:
         return "no test cell ran"
     return ""
@@ -147,10 +197,96 @@ def _copy_line(pair: CopyPair, student: str) -> str:
     return f"{pair.function}: near copy of {what} (similarity {pair.similarity:.2f})"
 
 
+def best_effort_checks(summaries: Iterable[HandInSummary]) -> dict[tuple[str, str], list[str]]:
+    """(assignment, notebook) -> the rules its tests measured inside the student's kernel
+    (``NotebookSummary.best_effort``), over every hand-in: the same tests ask them of every
+    student, so they describe the notebook, not a student."""
+    found: dict[tuple[str, str], set[str]] = {}
+    for summary in summaries:
+        for name, record in summary.notebooks.items():
+            if record.best_effort:
+                found.setdefault((summary.assignment, name), set()).update(record.best_effort)
+    return {key: sorted(checks) for key, checks in found.items()}
+
+
+def _best_effort_lines(summaries: list[HandInSummary]) -> list[str]:
+    lines = []
+    for (assignment, notebook), checks in best_effort_checks(summaries).items():
+        lines += [
+            "",
+            f"## Best-effort checks: {assignment} / {notebook}",
+            "",
+            "These rules were measured inside the student's own kernel (the process that "
+            "runs the student's code) while the student's function ran, not in the grader: a "
+            "student who sets out to can forge these measurements, so passing them proves "
+            "less than passing the other tests. They are the same for every student of this "
+            "notebook, and no student is listed above because of them.",
+            "",
+        ]
+        lines += [f"- {check}" for check in checks]
+    return lines
+
+
+def _score_text(summary: HandInSummary) -> str:
+    text = f"{summary.score:g}/{summary.max_score:g}"
+    if summary.awaiting:
+        text += f", {summary.awaiting_points:g} point(s) awaiting manual grading"
+    return text
+
+
+def awaiting_manual(
+    summaries: Iterable[HandInSummary],
+) -> list[tuple[HandInSummary, str, CellGrade]]:
+    """(hand-in, notebook, cell) of every cell that awaits a grader, in order."""
+    return [(summary, name, grade) for summary in summaries for name, grade in summary.awaiting]
+
+
+def awaiting_lines(summaries: list[HandInSummary]) -> list[str]:
+    """For the run's log: how many answers await a grader, and where to grade them."""
+    found = awaiting_manual(summaries)
+    if not found:
+        return []
+    hand_ins = {(s.student, s.assignment) for s, _, _ in found}
+    return [
+        f"{len(found)} written answer(s) of {len(hand_ins)} submission(s) await grading in "
+        f"{FORMGRADER} (nbgrader's Manual Grading); until graded, their assignments have no "
+        "final grade in totals.csv and are left empty in the LMS exports (integrity.md lists "
+        "them). Run the grader again once they are graded: nothing is regraded, the reports "
+        "take the scores from the gradebook."
+    ]
+
+
+def _awaiting_section(summaries: list[HandInSummary]) -> list[str]:
+    found = awaiting_manual(summaries)
+    if not found:
+        return []
+    lines = [
+        "",
+        "## Awaiting manual grading",
+        "",
+        f"{len(found)} answer(s) graded by hand (written answers) await a grader: grade them "
+        f"in {FORMGRADER} (nbgrader's Manual Grading), then run the grader again. Until then "
+        "these submissions have no final grade (totals.csv, the LMS exports); their score so "
+        "far is not a grade.",
+        "",
+        "| student | assignment | cell | points |",
+        "| --- | --- | --- | --- |",
+    ]
+    lines += [
+        f"| {summary.student} | {summary.assignment} | {name}: {grade.cell} | "
+        f"{format_points(grade.max_score)} |"
+        for summary, name, grade in found
+    ]
+    return lines
+
+
 def integrity_markdown(
     summaries: list[HandInSummary], copies: Mapping[str, list[CopyPair]] | None = None
 ) -> str:
-    """The integrity report; ``copies``: assignment -> its near copies (:func:`copy_report`)."""
+    """The integrity report; ``copies``: assignment -> its near copies (:func:`copy_report`).
+    The answers awaiting a grader are listed after the hand-ins to read (they are no
+    integrity matter: no hand-in is flagged for them). It ends with each notebook's
+    best-effort checks (:func:`best_effort_checks`)."""
     copies = copies or {}
     lines = ["# Integrity report", ""]
     flagged = []
@@ -165,12 +301,9 @@ def integrity_markdown(
             flagged.append((summary, notes))
     lines.append(f"{len(flagged)} of {len(summaries)} submission(s) need a look.")
     for summary, notes in flagged:
-        lines += [
-            "",
-            f"## {summary.student} / {summary.assignment} "
-            f"({summary.score:g}/{summary.max_score:g})",
-        ]
+        lines += ["", f"## {summary.student} / {summary.assignment} ({_score_text(summary)})"]
         lines += [f"- {note}" for note in notes]
+    lines += _awaiting_section(summaries)
     pairs = [(assignment, pair) for assignment, found in copies.items() for pair in found]
     if copies:
         lines += [
@@ -193,6 +326,7 @@ def integrity_markdown(
                 f"{p.similarity:.2f} |"
                 for assignment, p in pairs
             ]
+    lines += _best_effort_lines(summaries)
     return "\n".join(lines) + "\n"
 
 
@@ -230,14 +364,25 @@ def totals(
 ) -> list[dict[str, float | str | None]]:
     """The rows of ``totals.csv`` (``TOTALS_HEADER`` keys): per student, each assignment
     (None where not handed in; ``late_penalty`` None where ``penalties`` is None), then
-    ``COURSE_TOTAL``. ``penalties``: (student, assignment) -> nbgrader's late penalty."""
+    ``COURSE_TOTAL``. ``penalties``: (student, assignment) -> nbgrader's late penalty.
+
+    ``awaiting_manual``: the points of cells that await a grader (written answers). Until
+    they are graded, ``score`` is the points so far and ``final`` is None (of the
+    assignment and of ``COURSE_TOTAL``): it is no grade yet, and the LMS exports leave it
+    empty."""
     maxima = _assignment_max(summaries)
     by_student: dict[str, dict[str, HandInSummary]] = {}
     for summary in summaries:
         by_student.setdefault(summary.student, {})[summary.assignment] = summary
     rows: list[dict[str, float | str | None]] = []
     for student in sorted(by_student):
-        course = {"score": 0.0, "max_score": 0.0, "late_penalty": 0.0, "final": 0.0}
+        course = {
+            "score": 0.0,
+            "max_score": 0.0,
+            "late_penalty": 0.0,
+            "final": 0.0,
+            "awaiting_manual": 0.0,
+        }
         for assignment, maximum in maxima.items():
             summary = by_student[student].get(assignment)
             row: dict[str, float | str | None] = {
@@ -247,15 +392,22 @@ def totals(
                 "max_score": maximum,
                 "late_penalty": None,
                 "final": None,
+                "awaiting_manual": None,
             }
             course["max_score"] += maximum
             if summary is not None:
                 penalty = None if penalties is None else penalties.get((student, assignment), 0.0)
-                final = max(0.0, summary.score - (penalty or 0.0))
-                row.update(score=summary.score, late_penalty=penalty, final=final)
+                awaiting = summary.awaiting_points
+                # Not graded yet, no final grade: a written answer awaiting its grader is
+                # no 0 (nbgrader's own sum counts it 0).
+                final = None if summary.awaiting else max(0.0, summary.score - (penalty or 0.0))
+                row.update(
+                    score=summary.score, late_penalty=penalty, final=final, awaiting_manual=awaiting
+                )
                 course["score"] += summary.score
                 course["late_penalty"] += penalty or 0.0
-                course["final"] += final
+                course["final"] += final or 0.0
+                course["awaiting_manual"] += awaiting
             rows.append(row)
         rows.append(
             {
@@ -263,6 +415,7 @@ def totals(
                 "assignment": COURSE_TOTAL,
                 **course,
                 "late_penalty": None if penalties is None else course["late_penalty"],
+                "final": None if course["awaiting_manual"] else course["final"],
             }
         )
     return rows
@@ -285,6 +438,22 @@ def write_totals_csv(
             )
 
 
+def _finals(
+    summaries: list[HandInSummary], penalties: Mapping[tuple[str, str], float] | None
+) -> dict[tuple[str, str], float]:
+    """(student, assignment) -> ``final`` points, for what was handed in and is graded (not
+    awaiting a grader)."""
+    return {
+        (str(row["student"]), str(row["assignment"])): float(row["final"])  # type: ignore[arg-type]
+        for row in totals(summaries, penalties)
+        if row["assignment"] != COURSE_TOTAL and row["final"] is not None
+    }
+
+
+def _items(summaries: list[HandInSummary]) -> tuple[GradeItem, ...]:
+    return tuple(GradeItem(a, maximum) for a, maximum in _assignment_max(summaries).items())
+
+
 def grade_table(
     summaries: list[HandInSummary],
     penalties: Mapping[tuple[str, str], float] | None = None,
@@ -292,17 +461,13 @@ def grade_table(
 ) -> GradeTable:
     """Each student's ``final`` points per assignment (one ``GradeItem`` per assignment,
     named by its id; not handed in: no score, an empty cell); ``names``: student -> name."""
-    maxima = _assignment_max(summaries)
-    items = tuple(GradeItem(assignment, maximum) for assignment, maximum in maxima.items())
+    finals = _finals(summaries, penalties)
     scores: dict[str, dict[str, float]] = {}
-    for row in totals(summaries, penalties):
-        if row["assignment"] != COURSE_TOTAL and row["final"] is not None:
-            scores.setdefault(str(row["student"]), {})[str(row["assignment"])] = float(
-                row["final"]  # type: ignore[arg-type]
-            )
+    for (student, assignment), points in finals.items():
+        scores.setdefault(student, {})[assignment] = points
     students = sorted({s.student for s in summaries})
     return GradeTable(
-        items,
+        _items(summaries),
         tuple(
             StudentTotal(student, (names or {}).get(student), scores.get(student, {}))
             for student in students
@@ -310,23 +475,162 @@ def grade_table(
     )
 
 
+def canvas_table(
+    summaries: list[HandInSummary],
+    penalties: Mapping[tuple[str, str], float] | None = None,
+    names: Mapping[str, str] | None = None,
+    identities: Mapping[tuple[str, str], LmsIdentity] | None = None,
+) -> GradeTable:
+    """:func:`grade_table` with one row per Canvas user where a Canvas download named one
+    (``lms_user_id``: Canvas matches its ``ID`` first); the others keep their student id.
+
+    A student's assignments from a Canvas download go to the Canvas user it named; the
+    student's other assignments too when that is one user. Two student ids of one Canvas
+    user (a slug split in a later download) share its row; both scored for one assignment:
+    the higher is kept, with a warning.
+    """
+    identities = identities or {}
+    finals = _finals(summaries, penalties)
+    students = sorted({s.student for s in summaries})
+    canvas = {
+        key: identity.user_id
+        for key, identity in identities.items()
+        if identity.lms == "canvas" and key[0] in students
+    }
+    rows: dict[tuple[str, str], dict[str, float]] = {}
+    who: dict[tuple[str, str], str] = {}
+    for student in students:
+        own = {uid for (s, _), uid in canvas.items() if s == student}
+        for uid in sorted(own):
+            rows.setdefault(("ID", uid), {})
+            who.setdefault(("ID", uid), student)
+        if not own:
+            rows.setdefault(("student", student), {})
+            who[("student", student)] = student
+        for (s, assignment), points in sorted(finals.items()):
+            if s != student:
+                continue
+            uid = canvas.get((student, assignment)) or (min(own) if len(own) == 1 else None)
+            key = ("ID", uid) if uid else ("student", student)
+            row = rows.setdefault(key, {})
+            who.setdefault(key, student)
+            if assignment in row:
+                log.warning(
+                    "canvas.csv: Canvas user %s handed in %s under two student ids (%s, %s); "
+                    "the higher score is written",
+                    uid,
+                    assignment,
+                    who[key],
+                    student,
+                )
+            row[assignment] = max(points, row.get(assignment, points))
+    return GradeTable(
+        _items(summaries),
+        tuple(
+            StudentTotal(
+                ident,
+                (names or {}).get(who[(kind, ident)]),
+                scores,
+                lms_user_id=ident if kind == "ID" else None,
+            )
+            for (kind, ident), scores in sorted(rows.items())
+        ),
+    )
+
+
+def moodle_tables(
+    summaries: list[HandInSummary],
+    penalties: Mapping[tuple[str, str], float] | None = None,
+    names: Mapping[str, str] | None = None,
+    identities: Mapping[tuple[str, str], LmsIdentity] | None = None,
+) -> tuple[GradeTable, dict[str, GradeTable], list[str]]:
+    """What goes to Moodle: (the gradebook import's table, assignment -> its grading
+    worksheet's table, the students left out of the gradebook import).
+
+    A hand-in read from a Moodle download names no username, ID number or email, which is
+    all Moodle's gradebook import maps (a row it cannot map stops the whole import): it goes
+    to its assignment's worksheet, by participant id, and is left out of the gradebook
+    table; a student with nothing left there is left out of it.
+    """
+    identities = identities or {}
+    finals = _finals(summaries, penalties)
+    items = _items(summaries)
+    moodle = {
+        key: identity
+        for key, identity in identities.items()
+        if identity.lms == "moodle" and key in finals
+    }
+    worksheets: dict[str, GradeTable] = {}
+    for item in items:
+        rows = [
+            StudentTotal(
+                student,
+                identity.display_name or (names or {}).get(student),
+                {item.name: finals[(student, assignment)]},
+                lms_user_id=identity.user_id,
+            )
+            for (student, assignment), identity in sorted(moodle.items())
+            if assignment == item.name
+        ]
+        if rows:
+            worksheets[item.name] = GradeTable((item,), tuple(rows))
+    from_moodle = {student for student, _ in moodle}
+    kept, left_out = [], []
+    for total in grade_table(summaries, penalties, names).students:
+        scores = {a: p for a, p in total.scores.items() if (total.student, a) not in moodle}
+        if total.student in from_moodle and not scores:
+            left_out.append(total.student)
+        else:
+            kept.append(StudentTotal(total.student, total.name, scores))
+    return GradeTable(items, tuple(kept)), worksheets, left_out
+
+
 def write_exports(
     folder: Path,
     summaries: list[HandInSummary],
     penalties: Mapping[tuple[str, str], float] | None = None,
     names: Mapping[str, str] | None = None,
+    identities: Mapping[tuple[str, str], LmsIdentity] | None = None,
 ) -> list[Path]:
-    """``canvas.csv``, ``moodle.csv`` and ``blackboard.csv`` in ``folder``: each student's
-    final points per assignment in each LMS's import format. The student id is the
-    nbgrader one: Canvas's ``SIS Login ID``, Moodle's ``Username``, Blackboard's
-    ``Username``; ``names`` (student -> "First Last") fills the name columns."""
+    """Each student's final points per assignment in each LMS's import format, in
+    ``folder``; ``names`` (student -> "First Last") fills the name columns and
+    ``identities`` ((student, assignment) -> who an LMS download said the student is,
+    :func:`instructor.lms.roster.read_roster`) the LMS's own ids:
+
+    - ``canvas.csv``: the Canvas user id under ``ID`` for a Canvas download's students
+      (:func:`canvas_table`), else the student id under ``SIS Login ID``;
+    - ``moodle.csv`` (gradebook import): the student id under ``Username``; a Moodle
+      download's hand-ins are left out, logged, and written to
+      ``moodle_worksheet_<assignment>.csv`` by participant id (:func:`moodle_tables`);
+    - ``blackboard.csv``: the student id under ``Username``.
+    """
     folder.mkdir(parents=True, exist_ok=True)
-    table = grade_table(summaries, penalties, names)
-    return [
-        write_canvas(table, folder / "canvas.csv", id_column="SIS Login ID"),
-        write_moodle(table, folder / "moodle.csv", identifier="Username"),
-        write_blackboard(table, folder / "blackboard.csv"),
+    gradebook, worksheets, left_out = moodle_tables(summaries, penalties, names, identities)
+    for stale in folder.glob(MOODLE_WORKSHEET.format(assignment="*")):
+        stale.unlink()
+    written = [
+        write_canvas(
+            canvas_table(summaries, penalties, names, identities),
+            folder / "canvas.csv",
+            id_column="SIS Login ID",
+        ),
+        write_moodle(gradebook, folder / "moodle.csv", identifier="Username"),
+        write_blackboard(grade_table(summaries, penalties, names), folder / "blackboard.csv"),
     ]
+    for assignment, table in worksheets.items():
+        written.append(
+            write_moodle_worksheet(table, folder / MOODLE_WORKSHEET.format(assignment=assignment))
+        )
+    if left_out:
+        log.warning(
+            "moodle.csv: %d student(s) from a Moodle download left out (%s): the download "
+            "names no username, ID number or email, which is all Moodle's grade import "
+            "matches; upload %s to each Moodle assignment (Upload grading worksheet) instead",
+            len(left_out),
+            ", ".join(left_out[:5]) + (", ..." if len(left_out) > 5 else ""),
+            ", ".join(MOODLE_WORKSHEET.format(assignment=a) for a in worksheets),
+        )
+    return written
 
 
 def copy_report(
@@ -414,6 +718,39 @@ def late_penalties(
     return penalties
 
 
+def from_gradebook(course: NbgraderCourse, summaries: list[HandInSummary]) -> list[HandInSummary]:
+    """``summaries`` with each recorded notebook's scores read again from the gradebook,
+    which stays the record: a score a grader set by hand since (formgrader, or nbgrader's
+    API) is in them, and a written answer graded is no longer awaiting
+    (:func:`.nbgrader_setup.cell_grade`). A notebook the gradebook has no grades of keeps
+    its recorded scores."""
+    from .nbgrader_setup import cell_grade
+
+    refreshed = []
+    with course.gradebook() as gb:
+        for summary in summaries:
+            notebooks = dict(summary.notebooks)
+            for name, record in summary.notebooks.items():
+                if record.cells is None:
+                    continue
+                try:
+                    notebook = gb.find_submission_notebook(
+                        name, summary.assignment, summary.student
+                    )
+                except Exception:  # noqa: BLE001 - not in the gradebook: keep what was recorded
+                    continue
+                if not notebook.grades:
+                    continue
+                notebooks[name] = replace(
+                    record,
+                    score=notebook.score,
+                    max_score=notebook.max_score,
+                    cells=tuple(cell_grade(g) for g in notebook.grades),
+                )
+            refreshed.append(replace(summary, notebooks=notebooks))
+    return refreshed
+
+
 def student_names(course: NbgraderCourse, students: Iterable[str]) -> dict[str, str]:
     """student -> "First Last" from the gradebook, for the students it names."""
     names = {}
@@ -436,33 +773,43 @@ def write_reports(
     *,
     course: NbgraderCourse | None = None,
     copies: Mapping[str, list[CopyPair]] | None = None,
-) -> None:
-    """Every report in ``folder`` (see the module docstring).
+    scores_from_gradebook: bool = True,
+) -> list[HandInSummary]:
+    """Every report in ``folder`` (see the module docstring); return the summaries reported.
 
     Args:
         present_students: only these students are reported (a student whose submission
             folder was removed disappears); None: every summary.
-        course: the nbgrader course: late penalties and names from its gradebook, and the
-            near copies among its autograded notebooks (unless ``copies`` is given).
-            Without it the penalty column is empty and no copies are looked for.
+        course: the nbgrader course: late penalties and names from its gradebook, the LMS
+            ids of students from an LMS download (``lms_students.json`` next to its
+            ``submitted/``), and the near copies among its autograded notebooks (unless
+            ``copies`` is given), and the scores (:func:`from_gradebook`: hand-given
+            ones included) unless ``scores_from_gradebook`` is False (already read). Without
+            it the penalty column is empty, the exports carry student ids only and no copies
+            are looked for.
         copies: assignment -> near copies, already found.
     """
     if present_students is not None:
         summaries = [s for s in summaries if s.student in present_students]
     folder.mkdir(parents=True, exist_ok=True)
     penalties = names = None
+    identities: dict[tuple[str, str], LmsIdentity] = {}
     if course is not None:
+        if scores_from_gradebook:
+            summaries = from_gradebook(course, summaries)
         penalties = late_penalties(course, summaries)
         names = student_names(course, {s.student for s in summaries})
+        identities = read_roster(roster_path(course.submitted_folder()))
         if copies is None:
             assignments = list(dict.fromkeys(s.assignment for s in summaries))
             students = {s.student for s in summaries}
             copies = course_copies(course, assignments, students)
     write_grades_csv(folder / "grades.csv", summaries)
     write_totals_csv(folder / "totals.csv", summaries, penalties)
-    write_exports(folder, summaries, penalties, names)
+    write_exports(folder, summaries, penalties, names, identities)
     (folder / "integrity.json").write_text(json.dumps([s.to_json() for s in summaries], indent=1))
     (folder / "integrity.md").write_text(integrity_markdown(summaries, copies))
+    return summaries
 
 
 def run_lines(graded: list[HandInSummary], skipped: int, seconds: float) -> list[str]:

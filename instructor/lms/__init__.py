@@ -1,2 +1,3 @@
-"""Learning management systems: reading their submission downloads (``intake``) and
-writing grades in their import formats (``export``)."""
+"""Learning management systems: reading their submission downloads (``intake``), keeping who
+each student is in the LMS (``roster``) and writing grades in their import formats
+(``export``)."""

@@ -1,33 +1,39 @@
 """Grades in each LMS's import format: per-student totals to a CSV the LMS uploads.
 
 ``GradeTable`` holds the totals (one ``StudentTotal`` per student, one ``GradeItem`` per
-assignment); one writer per LMS:
+assignment); one writer per LMS. Each follows the documents named in its comment; what no
+document found says is marked "not in a document" (docs/instructors.md, "The reports").
 
 ``write_canvas``
-    Canvas Gradebook "Import" CSV (Canvas Instructor Guide, "How do I import grades in the
-    Gradebook?"; the same columns as Canvas's Gradebook export): ``Student``, ``ID``,
-    ``SIS User ID``, ``SIS Login ID``, ``Section``, then one column per assignment named
-    ``Assignment Name (<canvas assignment id>)`` (the bare name when the id is unknown: Canvas
-    then offers to create the assignment), and a second row ``Points Possible`` with each
-    assignment's maximum under its column, empty under the identity columns. Canvas matches
-    students by ``ID`` (the Canvas user id), else the SIS ids: ``id_column`` says which one
-    ``StudentTotal.student`` is.
+    Canvas Gradebook "Import" CSV: ``Student``, ``ID``, ``SIS User ID``, ``SIS Login ID``,
+    ``Section``, then one column per assignment named ``Assignment Name (<canvas assignment
+    id>)`` (the bare name when the id is unknown: Canvas matches it by title, else offers to
+    create the assignment), and a second row ``Points Possible`` with each assignment's
+    maximum under its column, empty under the identity columns. Canvas matches students by
+    ``ID`` (the Canvas user id), else ``SIS User ID``, else ``SIS Login ID``, else the name
+    in ``Student``: a ``StudentTotal.lms_user_id`` goes under ``ID``; otherwise
+    ``id_column`` says which one ``StudentTotal.student`` is.
 ``write_moodle``
-    Moodle gradebook "Import > CSV file": a header row, one identity column named for the
-    identifier used (``Username``, ``ID number`` or ``Email address``: the fields Moodle's
-    "Identify user by / Map from" can match, gradeimport_csv ``map_user_data_with_value``),
-    then one column per grade item, mapped to the items on import; numbers only.
+    Moodle gradebook "Import > CSV file": a header row, one identity column (named for the
+    identifier: ``Username``, ``ID number`` or ``Email address``, the user fields "Map to"
+    offers besides the internal id), then one column per grade item, mapped on import to an
+    existing item or a new one; numbers only.
+``write_moodle_worksheet``
+    Moodle assignment "Upload grading worksheet" (the "Offline grading worksheet" feedback
+    type): one assignment's grades by participant (``Identifier`` = ``Participant <id>``,
+    the id a Moodle "Download all submissions" names), which is how a Moodle download's
+    students can be matched: it names no username, ID number or email.
 ``write_blackboard``
-    Blackboard Learn (Original) Grade Center "Work Offline > Upload": the Full Grade Center
-    download's columns ``Last Name``, ``First Name``, ``Username``, ``Student ID``,
-    ``Last Access``, ``Availability``, then ``<name> [Total Pts: <max> Score] |<column id>``
-    per item. Blackboard matches students by ``Username`` and columns by the id after ``|``;
-    a header without ``|<id>`` creates a new (text) column. Its download is a tab-delimited
-    UTF-16 ``.xls``; uploads also take a comma-delimited ``.csv`` with every value quoted,
-    which is what this writes.
+    Blackboard Learn (Original) Grade Center "Work Offline > Upload": ``Last Name``,
+    ``First Name``, ``Username``, ``Student ID``, ``Last Access``, ``Availability``, then
+    ``<name> [Total Pts: <max> Score] |<column id>`` per item. Blackboard matches students
+    by ``Username`` and columns by their column id; a header without one creates a new
+    (text) column. A comma-delimited ``.csv`` must have every value in quotes, which is what
+    this writes.
 
-Missing scores are written as empty cells: none of the three changes a grade for an empty
-cell.
+Missing scores are written as empty cells, which no LMS reads as a grade. They are not
+"leave as is" everywhere: Canvas's and Moodle's importers read an empty cell as "no grade"
+and remove a grade already in the LMS for that student and column (see each writer).
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import csv
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
@@ -43,6 +50,7 @@ from typing import Literal
 __all__ = [
     "BLACKBOARD_IDENTITY",
     "CANVAS_IDENTITY",
+    "MOODLE_WORKSHEET",
     "GradeItem",
     "GradeTable",
     "StudentTotal",
@@ -52,11 +60,22 @@ __all__ = [
     "write_blackboard",
     "write_canvas",
     "write_moodle",
+    "write_moodle_worksheet",
 ]
 
 CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 CanvasId = Literal["ID", "SIS User ID", "SIS Login ID"]
 MoodleId = Literal["Username", "ID number", "Email address"]
+MOODLE_WORKSHEET = (
+    "Identifier",
+    "Full name",
+    "Grade",
+    "Maximum grade",
+    "Last modified (grade)",
+)
+MOODLE_PARTICIPANT = "Participant "
+"""Moodle's ``hiddenuser`` string (English): the worksheet's ``Identifier`` is it and the
+participant id."""
 BLACKBOARD_IDENTITY = (
     "Last Name",
     "First Name",
@@ -101,6 +120,9 @@ class StudentTotal:
         sis_id: the institution's student number, if known (Canvas ``SIS User ID`` when
             ``student`` is the Canvas id, Blackboard ``Student ID``).
         section: Canvas's section, if known.
+        lms_user_id: the LMS's own number for the student where an LMS download named it:
+            Canvas's user id (written under ``ID``, and then ``student`` is not written),
+            or a Moodle participant id (the grading worksheet's ``Identifier``).
     """
 
     student: str
@@ -108,6 +130,7 @@ class StudentTotal:
     scores: Mapping[str, float] = field(default_factory=dict)
     sis_id: str | None = None
     section: str | None = None
+    lms_user_id: str | None = None
 
     def __post_init__(self) -> None:
         if not self.student.strip():
@@ -181,8 +204,23 @@ def _write(path: Path, rows: list[list[str]], *, quote_all: bool = False) -> Pat
     return path
 
 
+# Canvas. Checked against:
+# - "Import CSV File for Carmen Grades", The Ohio State University (CarmenCanvas is its Canvas),
+#   https://teaching.resources.osu.edu/toolsets/carmencanvas/guides/calculating-final-grades/import-csv-file-carmen-grades
+#   : Student name, ID or SIS User ID (one needed), SIS Login ID, Section, then the assignments.
+# - Canvas's importer, class GradebookImporter (instructure/canvas-lms,
+#   app/models/gradebook_importer.rb): the header must start "Student", "ID", then "SIS User
+#   ID", "SIS Login ID" (or "SIS Login ID" alone), its last identity column "Section"; a row
+#   whose first cell holds "Points Possible" gives the points; "Name (id)" headers match by id,
+#   else by title; students by ID, SIS User ID, SIS Login ID, then name. A blank cell against
+#   an existing score counts as a change, and the upload page posts it as an empty grade
+#   (ProcessGradebookUpload): it removes that score.
+# Instructure's own guide, "How do I import grades in the Gradebook?"
+# (https://community.canvaslms.com/t5/Instructor-Guide/How-do-I-import-grades-in-the-Gradebook/ta-p/807),
+# was not found in a stored copy: not checked against it.
 def write_canvas(table: GradeTable, path: str | Path, *, id_column: CanvasId = "ID") -> Path:
-    """The Canvas Gradebook import CSV; ``StudentTotal.student`` goes under ``id_column``."""
+    """The Canvas Gradebook import CSV: ``StudentTotal.lms_user_id`` (the Canvas user id)
+    under ``ID`` where there is one, else ``StudentTotal.student`` under ``id_column``."""
     if id_column not in CANVAS_IDENTITY[1:4]:
         raise ValueError(
             f"Canvas matches students by ID, SIS User ID or SIS Login ID, not {id_column!r}"
@@ -199,11 +237,24 @@ def write_canvas(table: GradeTable, path: str | Path, *, id_column: CanvasId = "
             "SIS Login ID": "",
             "Section": student.section or "",
         }
-        identity[id_column] = student.student
+        if student.lms_user_id:
+            identity["ID"] = student.lms_user_id
+        else:
+            identity[id_column] = student.student
         rows.append([*identity.values(), *_scores(table, student)])
     return _write(Path(path), rows)
 
 
+# Moodle. Checked against:
+# - Moodle Docs, "Grade import", https://docs.moodle.org/311/en/Grade_import : CSV import,
+#   "Map from" a column of the file "Map to" a user field (``useridnumber``, ``useremail``;
+#   the importer also takes ``username`` and ``userid``), each grade column mapped to a grade
+#   item or a new one.
+# - Moodle's importer, gradeimport_csv_load_data (moodle/moodle,
+#   grade/import/csv/classes/load_data.php): map_user_data_with_value matches ``username``,
+#   ``useridnumber`` or ``useremail``; a row whose user is not found aborts the whole import;
+#   update_grade_item takes a number (else "badgrade") and reads "" or "-" as no grade, which
+#   replaces a grade already there.
 def write_moodle(table: GradeTable, path: str | Path, *, identifier: MoodleId = "Username") -> Path:
     """The Moodle grade import CSV; ``StudentTotal.student`` goes under ``identifier``."""
     if identifier not in ("Username", "ID number", "Email address"):
@@ -215,6 +266,66 @@ def write_moodle(table: GradeTable, path: str | Path, *, identifier: MoodleId = 
     return _write(Path(path), rows)
 
 
+# Moodle's assignment grading worksheet. Checked against Moodle's source (moodle/moodle):
+# - mod/assign/locallib.php, download_submissions: each file or folder of "Download all
+#   submissions" is named "<full name>_<get_uniqueid_for_user(userid)>_...", the participant
+#   id: the row id of assign_user_mapping for that assignment and user, not the user id.
+# - mod/assign/gradingtable.php, col_recordid: the worksheet's Identifier is
+#   get_string('hiddenuser', 'assign') ("Participant ") . that same participant id.
+# - mod/assign/feedback/offline/importgradeslib.php, assignfeedback_offline_grade_importer:
+#   needs the columns get_string('recordid', 'assign') ("Identifier"), the grade ("Grade")
+#   and get_string('lastmodifiedgrade', 'assign') ("Last modified (grade)"), in the uploading
+#   user's language; strips strlen("Participant ") characters off Identifier and looks the
+#   rest up with get_user_id_for_uniqueid; rows of anyone else are skipped.
+# - mod/assign/feedback/offline/locallib.php, process_import_grades: a grade is skipped when
+#   it is empty or negative, equal to the grade there, above the assignment's maximum grade,
+#   locked, or older (Last modified (grade), read by strtotime, plus 60 s) than the grade in
+#   Moodle unless "ignore modified" is ticked on upload.
+# Not checked against a document: no stored Moodle Docs page on the grading worksheet was
+# found, so the columns and their English names are the source's.
+def write_moodle_worksheet(
+    table: GradeTable, path: str | Path, *, modified: datetime | None = None
+) -> Path:
+    """A Moodle assignment's grading worksheet for ``table``'s one item: each student's
+    ``lms_user_id`` (the participant id) as ``Participant <id>``, ``name`` and points.
+
+    ``modified`` (default now) is the worksheet's ``Last modified (grade)``: a grade changed
+    in Moodle after it is left as it is on upload (unless the upload is told to ignore it).
+    """
+    if len(table.items) != 1:
+        raise ValueError(
+            f"a Moodle grading worksheet is one assignment's, not {len(table.items)} items"
+        )
+    (item,) = table.items
+    lacking = [s.student for s in table.students if not s.lms_user_id]
+    if lacking:
+        raise ValueError(f"no Moodle participant id for {lacking}")
+    stamp = (modified or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S+00:00")
+    rows = [list(MOODLE_WORKSHEET)]
+    for student in table.students:
+        rows.append(
+            [
+                f"{MOODLE_PARTICIPANT}{student.lms_user_id}",
+                student.name or "",
+                format_points(student.scores.get(item.name)),
+                format_points(item.max_points),
+                stamp,
+            ]
+        )
+    return _write(Path(path), rows)
+
+
+# Blackboard. Checked against:
+# - Blackboard Help for Instructors, "Uploading or Downloading Grade Center Items for Working
+#   Offline", http://library.blackboard.com/ref/3ea64795-6ecc-4abd-b595-0a9a8dfdec94/Content/_instructor_grade_center/grade_center_upload_download.htm
+#   and its successor "Work Offline with Grade Data",
+#   https://help.blackboard.com/ca-es/Learn/Instructor/Original/Grade/Grading_Tasks/Work_Offline_With_Grade_Data
+#   : students identified by username, columns by column ID number (none: a new text column
+#   with 0 points possible), a header row then one record per line, a comma-delimited .csv
+#   with every value in a quote character.
+# Not in a document: the header text "<name> [Total Pts: <max> Score] |<id>" and the columns
+# Last Access and Availability are those of Blackboard's own Grade Center download; what an
+# upload does with an empty cell.
 def write_blackboard(table: GradeTable, path: str | Path) -> Path:
     """The Blackboard Grade Center upload, comma-delimited with every value quoted."""
     rows = [[*BLACKBOARD_IDENTITY, *(blackboard_header(item) for item in table.items)]]

@@ -16,13 +16,16 @@ name, ``01_vector_sets.ipynb``):
     case, without separators. A file submitted again under the same name carries a ``-1``,
     ``-2`` suffix before ``.ipynb``: the highest suffix is the newest and wins. Student id:
     the slug (two students with the same slug become ``<slug>_<user id>``); the Canvas user
-    id is kept.
+    id is kept (``lms_students.json``: Canvas's grade import matches it).
 ``moodle``
     Moodle "Download all submissions" (assign module, file submissions): a folder per student
     and plugin, ``<full name>_<participant id>_assignsubmission_file_/NB`` (with "download
     submissions in folders" off, the same name without the ``/``). Student id: the name as
     a filesystem-safe slug, then the participant id: ``Jane Smith`` 4242 ->
-    ``jane_smith_4242``; the display name and participant id are kept.
+    ``jane_smith_4242``; the display name and participant id are kept
+    (``lms_students.json``). The participant id is the assignment's own number for the
+    student (Moodle's ``assign_user_mapping``), not the Moodle user id: only that
+    assignment's grading worksheet upload matches it.
 ``blackboard``
     Blackboard Learn (Original) Grade Center "Download Assignment": flat files
     ``<assignment>_<username>_attempt_<YYYY-MM-DD-HH-MM-SS>_NB`` and one receipt
@@ -60,6 +63,8 @@ from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 from typing import Literal
 
+from .roster import LmsIdentity, roster_path, update_roster
+
 __all__ = [
     "LAYOUTS",
     "Intake",
@@ -69,6 +74,7 @@ __all__ = [
     "SubmissionExists",
     "SubmittedFile",
     "UnknownLayout",
+    "lms_identities",
     "read_download",
     "slug",
     "timestamp_text",
@@ -642,6 +648,10 @@ def write_submissions(
     Nothing is written if a file already there differs, unless ``replace=True``
     (``SubmissionExists`` lists them all). What is done is logged file by file.
 
+    Who each student is in the LMS (Canvas's user id, Moodle's participant id: the ids the
+    grade exports need, which the student ids are not) goes to ``lms_students.json`` next
+    to ``submitted_dir`` (:mod:`.roster`), for this assignment.
+
     Returns:
         The files written (new or replaced); files already identical are left as they are.
     """
@@ -676,4 +686,19 @@ def write_submissions(
         path.write_bytes(data)
         log.info("%s %s", action, path)
         written.append(path)
+    if update_roster(roster_path(root), assignment, lms_identities(intake)):
+        log.info("updated %s", roster_path(root))
     return written
+
+
+def lms_identities(intake: Intake) -> dict[str, LmsIdentity | None]:
+    """student -> who the student is in the LMS (Canvas's user id, Moodle's participant
+    id and name); None for layouts that name no such id (their student id is all there is)."""
+    if intake.layout not in ("canvas", "moodle"):
+        return {entry.student: None for entry in intake.students}
+    return {
+        entry.student: LmsIdentity(intake.layout, entry.lms_user_id, entry.display_name)
+        if entry.lms_user_id
+        else None
+        for entry in intake.students
+    }

@@ -1,9 +1,11 @@
-"""The LMS exports and totals from the grader's summaries, each read back with its format's
-documented columns; late penalties and names from a real nbgrader gradebook."""
+"""The LMS exports and totals from the grader's summaries, each read back with what its
+LMS's documents require (named in instructor/lms/export.py); late penalties and names from
+a real nbgrader gradebook."""
 
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,8 @@ from instructor.classroom.reports import (
     write_exports,
     write_reports,
 )
-from instructor.lms.export import BLACKBOARD_IDENTITY, CANVAS_IDENTITY
+from instructor.lms.export import BLACKBOARD_IDENTITY, CANVAS_IDENTITY, MOODLE_WORKSHEET
+from instructor.lms.roster import LmsIdentity
 from instructor.scratch_course import nbgrader_env
 
 
@@ -48,18 +51,36 @@ def _rows(path: Path) -> list[list[str]]:
         return list(csv.reader(handle))
 
 
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+
+
+def _scores(cells: list[str]) -> bool:
+    """Plain numbers or empty: what Canvas and Moodle read as points or no grade."""
+    return all(cell == "" or NUMBER.fullmatch(cell) for cell in cells)
+
+
 def test_canvas_import_csv(tmp_path: Path) -> None:
+    """Canvas (GradebookImporter; OSU's "Import CSV File for Carmen Grades"): Student, ID,
+    SIS User ID, SIS Login ID, Section, the assignments; a "Points Possible" row; students
+    matched by SIS Login ID here, which every row has."""
     write_exports(tmp_path, SUMMARIES, PENALTIES, NAMES)
     rows = _rows(tmp_path / "canvas.csv")
-    assert rows[0] == [*CANVAS_IDENTITY, "x", "y"]
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "x", "y"]
+    assert rows[0][:5] == list(CANVAS_IDENTITY)
     assert rows[1] == ["Points Possible", "", "", "", "", "9", "6"]
+    for row in rows[2:]:
+        assert len(row) == len(rows[0]) and row[3] and _scores(row[5:]), row
     by_login = {row[3]: row for row in rows[2:]}
     assert by_login["alice"] == ["Alice Smith", "", "", "alice", "", "9", "0"]
     assert by_login["bob"] == ["", "", "", "bob", "", "3.25", ""]
 
 
 def test_moodle_import_csv(tmp_path: Path) -> None:
+    """Moodle (Docs "Grade import"; gradeimport_csv): a header row, a column to map to the
+    username (a row without its user aborts the import), numbers under the grade items."""
     write_exports(tmp_path, SUMMARIES, PENALTIES)
+    header, *rows = _rows(tmp_path / "moodle.csv")
+    assert all(len(row) == len(header) and row[0] and _scores(row[1:]) for row in rows)
     with (tmp_path / "moodle.csv").open(newline="") as handle:
         reader = csv.DictReader(handle)
         assert reader.fieldnames == ["Username", "x", "y"]
@@ -70,13 +91,66 @@ def test_moodle_import_csv(tmp_path: Path) -> None:
 
 
 def test_blackboard_upload_csv(tmp_path: Path) -> None:
+    """Blackboard (Help, "Uploading or Downloading Grade Center Items for Working Offline"):
+    a header row, one record per line, students by Username, every value of a .csv in
+    quotes; a column without "|<column id>" becomes a new column."""
     write_exports(tmp_path, SUMMARIES, PENALTIES, NAMES)
     text = (tmp_path / "blackboard.csv").read_text(encoding="utf-8")
-    assert text.startswith('"Last Name","First Name","Username"'), "every value quoted"
+    assert text.startswith('"Last Name","First Name","Username"')
+    quoted = re.compile(r'"(?:[^"]|"")*"(?:,"(?:[^"]|"")*")*')
+    assert all(quoted.fullmatch(line) for line in text.splitlines()), "every value quoted"
     rows = _rows(tmp_path / "blackboard.csv")
+    assert all(row[2] for row in rows[1:]), "every row has its Username"
     assert rows[0] == [*BLACKBOARD_IDENTITY, "x [Total Pts: 9 Score]", "y [Total Pts: 6 Score]"]
     assert rows[1] == ["Smith", "Alice", "alice", "", "", "Yes", "9", "0"]
     assert rows[2] == ["", "", "bob", "", "", "Yes", "3.25", ""]
+
+
+def test_lms_download_ids_key_the_canvas_and_moodle_exports(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Students read from a Canvas download are matched by their Canvas user id (``ID``);
+    one from a Moodle download, who has no username Moodle's gradebook import could map,
+    is left out of moodle.csv (logged) and graded in the assignment's worksheet by
+    participant id; the others keep their student id."""
+    summaries = [
+        _summary("smithjane", "x", 9.0, 9.0),
+        _summary("smithjane", "y", 6.0, 6.0),  # collected otherwise: the same Canvas user
+        _summary("smithjane_7", "y", 3.0, 6.0),  # a second Jane Smith, split in y's download
+        _summary("jane_smith_4242", "x", 4.5, 9.0),
+        _summary("bob", "x", 2.0, 9.0),
+    ]
+    identities = {
+        ("smithjane", "x"): LmsIdentity("canvas", "123456"),
+        ("smithjane_7", "y"): LmsIdentity("canvas", "7"),
+        ("jane_smith_4242", "x"): LmsIdentity("moodle", "4242", "Jane Smith"),
+    }
+    written = write_exports(tmp_path, summaries, None, {"bob": "Bob Jones"}, identities)
+    assert [p.name for p in written] == [*EXPORTS, "moodle_worksheet_x.csv"]
+    canvas = _rows(tmp_path / "canvas.csv")
+    assert canvas[2:] == [
+        ["", "123456", "", "", "", "9", "6"],
+        ["", "7", "", "", "", "", "3"],
+        ["Bob Jones", "", "", "bob", "", "2", ""],
+        ["", "", "", "jane_smith_4242", "", "4.5", ""],
+    ]
+    assert _rows(tmp_path / "moodle.csv") == [
+        ["Username", "x", "y"],
+        ["bob", "2", ""],
+        ["smithjane", "9", "6"],
+        ["smithjane_7", "", "3"],
+    ]
+    worksheet = _rows(tmp_path / "moodle_worksheet_x.csv")
+    assert worksheet[0] == list(MOODLE_WORKSHEET)
+    assert worksheet[1][:4] == ["Participant 4242", "Jane Smith", "4.5", "9"]
+    assert len(worksheet) == 2
+    assert "moodle.csv: 1 student(s) from a Moodle download left out (jane_smith_4242)" in (
+        caplog.text
+    )
+    assert "upload moodle_worksheet_x.csv" in caplog.text
+    # Without a Moodle download the worksheet goes (it would be stale).
+    write_exports(tmp_path, summaries)
+    assert not (tmp_path / "moodle_worksheet_x.csv").exists()
 
 
 def _gradebook(tmp_path: Path) -> str:
@@ -102,6 +176,9 @@ class _Course:
     def gradebook(self) -> Gradebook:
         return Gradebook(self.url)
 
+    def submitted_folder(self) -> Path:
+        return Path(self.url.removeprefix("sqlite:///")).parent / "submitted"
+
 
 def test_late_penalties_and_names_come_from_the_gradebook(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -121,9 +198,11 @@ def test_late_penalties_and_names_come_from_the_gradebook(
         "max_score": "9",
         "late_penalty": "2",
         "final": "2.5",
+        "awaiting_manual": "0",
     }
     assert totals[("bob", "TOTAL")]["final"] == "2.5"
     assert totals[("alice", "TOTAL")]["late_penalty"] == "0"
     for name in EXPORTS:
         assert (tmp_path / "reports" / name).exists()
+    assert _rows(tmp_path / "reports" / "canvas.csv")[1][0] == "Points Possible"
     assert _rows(tmp_path / "reports" / "moodle.csv")[1:] == [["alice", "9"], ["bob", "2.5"]]

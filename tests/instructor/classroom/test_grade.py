@@ -17,13 +17,16 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from instructor import anatomy
+from instructor import anatomy, registry
 from instructor.classroom.grade import ClassGrader
 from instructor.classroom.records import HandInSummary
 from instructor.classroom.reports import attention
 from instructor.classroom.sandbox import Limits, isolation
 from instructor.scratch_course import ScratchCourse
 from support.hostile import ASSIGNMENT, CORPUS, NOTEBOOK, write_gradebook_attack, wrong_answers
+
+POINTS = registry.load().notebook(ASSIGNMENT).points
+"""Notebook 01's points: functions and concept questions (no written answer)."""
 
 pytestmark = pytest.mark.xdist_group("classroom")
 
@@ -94,7 +97,7 @@ def test_honest_students_are_graded_as_usual(graded: dict) -> None:
     alice, carol = graded["summaries"]["alice"], graded["summaries"]["carol"]
     notebook = alice.notebooks[ASSIGNMENT]
     assert (notebook.score, notebook.outcome) == (notebook.max_score, "ok"), alice
-    assert notebook.max_score == 9
+    assert notebook.max_score == POINTS
     assert carol.score == 0
     assert not attention(alice), attention(alice)
 
@@ -123,7 +126,7 @@ def test_gradebook_and_submissions_are_intact(graded: dict) -> None:
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
-        assert gradebook.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "alice").score == 9
+        assert gradebook.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "alice").score == POINTS
         assert len(gradebook.students) == len(graded["summaries"])
 
 
@@ -137,6 +140,7 @@ def test_grades_csv_has_every_graded_cell(graded: dict) -> None:
         "test_frame_signal_2": 1,
         "test_context_window": 2,
         "test_context_window_2": 1,
+        **{f"test_{q.name}": q.points for q in registry.load().notebook(ASSIGNMENT).questions},
     }
     students = {r["student"] for r in rows}
     assert students == set(graded["summaries"])
@@ -173,7 +177,7 @@ def test_a_second_run_grades_only_what_changed(graded: dict) -> None:
     log.clear()
     summaries = grader.grade([ASSIGNMENT], log=log.append)
     assert log[0].startswith("1 submission(s) to grade")
-    assert {s.student: s.score for s in summaries}["alice"] == 9
+    assert {s.student: s.score for s in summaries}["alice"] == POINTS
 
 
 def test_what_grades_a_submission_is_part_of_the_resume_key(
@@ -206,21 +210,22 @@ def test_what_grades_a_submission_is_part_of_the_resume_key(
     test = next(
         c for c in anatomy.test_cells(notebook) if c.metadata.nbgrader.grade_id == "test_one_hot"
     )
+    raised = POINTS + 5 - test.metadata.nbgrader.points
     test.metadata.nbgrader.points = 5
     nbformat.write(notebook, source)
 
     log, summaries = grade(feedback=False)
     assert any(line.startswith("2 submission(s) to grade, 2 already") for line in log), log
     assert (summaries[ASSIGNMENT, "alice"].score, summaries[ASSIGNMENT, "alice"].max_score) == (
-        12,
-        12,
+        raised,
+        raised,
     )
-    assert summaries[again, "alice"].max_score == 9
+    assert summaries[again, "alice"].max_score == POINTS
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gradebook:
-        assert gradebook.find_assignment(ASSIGNMENT).max_score == 12
-        assert gradebook.find_assignment(again).max_score == 9
+        assert gradebook.find_assignment(ASSIGNMENT).max_score == raised
+        assert gradebook.find_assignment(again).max_score == POINTS
 
     log, summaries = grade(feedback=False, students=["alice", "nobody"])
     assert any(line.startswith("2 submission(s) to grade, 0") for line in log), log
@@ -233,3 +238,29 @@ def test_what_grades_a_submission_is_part_of_the_resume_key(
     assert set(summaries) == {(ASSIGNMENT, "alice"), (again, "alice")}
     rows = list(csv.DictReader((root / "reports" / "grades.csv").open()))
     assert {r["student"] for r in rows} == {"alice"}
+
+
+def test_a_kernel_that_cannot_load_the_grader_scores_no_one(
+    course: ScratchCourse, limits: Limits, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The environment check runs on a worker before anything is recorded; when it fails,
+    the run stops with its message and the gradebook holds no grade."""
+    from nbgrader.api import Gradebook
+
+    from instructor.classroom import grade as grade_module
+    from instructor.classroom.execute import GraderEnvironmentError
+
+    def broken_environment(limits: Limits) -> None:
+        # A local function: Dask sends it to the worker by value, where it stands for a
+        # kernel without the course (execute.check_kernel_environment's own test:
+        # test_execute.py).
+        raise GraderEnvironmentError("the kernel cannot load the grader's code (simulated)")
+
+    monkeypatch.setattr(grade_module, "check_kernel_environment", broken_environment)
+    _submit(course, "alice", course.solved(demos=False), NOTEBOOK)
+    grader = ClassGrader(course.root, workers=1, limits=limits, progress=False, feedback=False)
+    with pytest.raises(GraderEnvironmentError, match="cannot load the grader's code"):
+        grader.grade([ASSIGNMENT], log=lambda line: None)
+    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
+        assert not gradebook.assignment_submissions(ASSIGNMENT)
+    assert not (course.root / "reports" / "grades.csv").exists()

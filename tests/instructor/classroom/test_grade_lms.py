@@ -1,14 +1,18 @@
 """``grade ASSIGNMENT --zip FILE``: LMS downloads graded end to end, each into an EMPTY
 gradebook (the grader registers the assignment itself), with due dates and late penalties.
+Each LMS's download is graded into SQLite and into PostgreSQL (an empty database of its own
+on the one server ``conftest.postgres_server`` starts; skipped where there is none).
 
 The zips are built here with the names Canvas, Moodle and Blackboard give their files (see
 ``instructor/lms/intake.py``): late submissions, resubmissions, several attempts, stray
 files, students with an underscore or a space in their name. Three kinds of notebook 01:
-solved (9 points), one function left undone (6 points), as released (0 points).
+solved (all of its points: functions and concept questions), ``one_hot`` left undone (its
+points fewer), as released (0 points). The points come from the registry, ``course.toml``.
 """
 
 from __future__ import annotations
 
+import csv
 import zipfile
 from pathlib import Path
 
@@ -16,6 +20,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
+from instructor import registry
 from instructor.classroom.__main__ import main
 from instructor.scratch_course import ScratchCourse
 
@@ -24,6 +29,9 @@ pytestmark = pytest.mark.xdist_group("classroom-lms")
 A = "01_vector_sets"
 NB = f"{A}.ipynb"
 UNDONE = {"one_hot": "def one_hot(tokens, vocab):\n    raise NotImplementedError"}
+ENTRY = registry.load().notebook(A)
+SOLVED = ENTRY.points
+PARTIAL = SOLVED - ENTRY.exercise("one_hot").points
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +78,19 @@ def _grade(
     return code, captured.out + captured.err
 
 
+def _report(course: ScratchCourse, name: str) -> list[list[str]]:
+    with (course.root / "reports" / name).open(newline="", encoding="utf-8") as handle:
+        return list(csv.reader(handle))
+
+
+def _db_url(database: str, name: str, course: ScratchCourse, request: pytest.FixtureRequest) -> str:
+    """An empty gradebook: a new SQLite file ``name.db``, or the test's own database on the
+    PostgreSQL server (``conftest.postgres_url``)."""
+    if database == "postgresql":
+        return request.getfixturevalue("postgres_url")
+    return f"sqlite:///{course.root.parent / f'{name}.db'}"
+
+
 def _gradebook(db_url: str) -> dict[str, tuple[float, float]]:
     """student -> (score, late penalty) of notebook 01."""
     with Gradebook(db_url) as gradebook:
@@ -82,8 +103,13 @@ def _gradebook(db_url: str) -> dict[str, tuple[float, float]]:
         }
 
 
+@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
 def test_canvas_download(
-    course: ScratchCourse, kinds: dict[str, str], capsys: pytest.CaptureFixture[str]
+    course: ScratchCourse,
+    kinds: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    database: str,
+    request: pytest.FixtureRequest,
 ) -> None:
     """Canvas: a LATE mark (penalty "zero"), a resubmission (``-1`` wins), an underscore in
     a name, a stray file."""
@@ -103,21 +129,30 @@ def test_canvas_download(
             ("smithjane_123456_7891011_notes.txt", "my notes", before),
         ],
     )
-    db_url = f"sqlite:///{course.root.parent / 'canvas.db'}"
+    db_url = _db_url(database, "canvas", course, request)
     code, out = _grade(course, archive, db_url, capsys)
     assert code == 0, out
     assert "canvas layout, 3 student(s)" in out, out
     assert "smithjane_123456_7891011_notes.txt: not a notebook" in out, out
     assert "3 submission(s) to grade, 0 already graded" in out, out
     assert _gradebook(db_url) == {
-        "smithjane": (9, 0),
-        "doejohn": (9, 9),
-        "van_der_berg": (6, 0),
+        "smithjane": (SOLVED, 0),
+        "doejohn": (SOLVED, SOLVED),
+        "van_der_berg": (PARTIAL, 0),
     }
     submitted = course.root / "submitted"
     assert (submitted / "doejohn" / A / "timestamp.txt").read_text().startswith("2026-11-20 13:30")
     assert not (submitted / "smithjane" / A / "timestamp.txt").exists()
     assert not (course.root / "downloaded").exists()
+    # canvas.csv: each row keyed on the Canvas user id the file names carry (the ID column,
+    # which Canvas matches first), not on the slug; final points, late penalty subtracted.
+    canvas = _report(course, "canvas.csv")
+    assert canvas[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+    assert {row[1]: (row[3], row[5]) for row in canvas[2:]} == {
+        "123456": ("", str(SOLVED)),
+        "222222": ("", "0"),
+        "444444": ("", str(PARTIAL)),
+    }
 
 
 @pytest.mark.parametrize("database", ["sqlite", "postgresql"])
@@ -130,10 +165,7 @@ def test_blackboard_download(
 ) -> None:
     """Blackboard: the newest of two attempts wins; its time makes it 2.5 h late, which the
     per-hour penalty (10 % per started hour) charges 30 % of its score; receipts ignored."""
-    if database == "postgresql":
-        db_url = request.getfixturevalue("postgres_url")
-    else:
-        db_url = f"sqlite:///{course.root.parent / 'blackboard.db'}"
+    db_url = _db_url(database, "blackboard", course, request)
     _configure(
         course,
         f"c.Deadlines.due_dates = {{{A!r}: '2026-11-20 00:00:00 UTC'}}",
@@ -158,17 +190,26 @@ def test_blackboard_download(
     assert "blackboard layout, 2 student(s)" in out and "1 older attempt(s) left out" in out
     assert f"{A}_jsmith_attempt_2026-11-20-02-30-00_draft.ipynb: " in out, out
     scores = _gradebook(db_url)
-    assert scores["mary_ann"] == (9, 0)
-    assert scores["jsmith"] == (6, pytest.approx(1.8))
+    assert scores["mary_ann"] == (SOLVED, 0)
+    assert scores["jsmith"] == (PARTIAL, pytest.approx(0.3 * PARTIAL))
     stamp = course.root / "submitted" / "jsmith" / A / "timestamp.txt"
     assert stamp.read_text().startswith("2026-11-20 02:30:00")
 
 
+@pytest.mark.parametrize(
+    "gradebooks", [("sqlite", "sqlite"), ("postgresql",)], ids=["sqlite", "postgresql"]
+)
 def test_moodle_download_then_a_new_gradebook(
-    course: ScratchCourse, kinds: dict[str, str], capsys: pytest.CaptureFixture[str]
+    course: ScratchCourse,
+    kinds: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    gradebooks: tuple[str, ...],
+    request: pytest.FixtureRequest,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Moodle: names with a space, an underscore and an apostrophe; a stray notebook. Graded
-    again into a second, empty gradebook; then nothing is left to grade."""
+    into each of ``gradebooks`` in turn, each empty (SQLite: a second one, with the students'
+    files already in ``submitted/``); then nothing is left to grade."""
     entry = (2026, 11, 20, 9, 0, 0)
     archive = _zip(
         course.root.parent / "moodle.zip",
@@ -178,15 +219,22 @@ def test_moodle_download_then_a_new_gradebook(
             ("Jane Smith_4242_assignsubmission_file_/old_homework.ipynb", "{}", entry),
         ],
     )
-    first = f"sqlite:///{course.root.parent / 'first.db'}"
-    code, out = _grade(course, archive, first, capsys)
-    assert code == 0, out
-    assert "old_homework.ipynb: " in out and "NOT used" in out, out
-    expected = {"mary_ann_o_neil_4343": (9, 0), "jane_smith_4242": (6, 0)}
-    assert _gradebook(first) == expected
-    second = f"sqlite:///{course.root.parent / 'second.db'}"
-    code, out = _grade(course, archive, second, capsys)
-    assert code == 0 and "2 submission(s) to grade, 0 already graded" in out, out
-    assert _gradebook(second) == expected
-    code, out = _grade(course, archive, second, capsys)
+    expected = {"mary_ann_o_neil_4343": (SOLVED, 0), "jane_smith_4242": (PARTIAL, 0)}
+    for number, database in enumerate(gradebooks):
+        db_url = _db_url(database, f"moodle{number}", course, request)
+        code, out = _grade(course, archive, db_url, capsys)
+        assert code == 0 and "2 submission(s) to grade, 0 already graded" in out, out
+        assert "old_homework.ipynb: " in out and "NOT used" in out, out
+        assert _gradebook(db_url) == expected
+    code, out = _grade(course, archive, db_url, capsys)
     assert code == 0 and "0 submission(s) to grade, 2 already graded" in out, out
+    # Moodle's download names no username, ID number or email (all its gradebook import
+    # maps): the students are left out of moodle.csv, with a warning (logged), and graded in
+    # the assignment's worksheet by the participant id the folder names carry.
+    assert _report(course, "moodle.csv") == [["Username", A]]
+    assert "left out (jane_smith_4242, mary_ann_o_neil_4343)" in caplog.text, caplog.text
+    worksheet = _report(course, f"moodle_worksheet_{A}.csv")
+    assert [row[:4] for row in worksheet[1:]] == [
+        ["Participant 4242", "Jane Smith", str(PARTIAL), str(ENTRY.points)],
+        ["Participant 4343", "Mary_Ann O'Neil", str(SOLVED), str(ENTRY.points)],
+    ]

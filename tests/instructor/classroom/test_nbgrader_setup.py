@@ -10,7 +10,7 @@ import pytest
 from nbgrader.api import Gradebook
 from nbgrader.plugins import LateSubmissionPlugin
 
-from instructor import anatomy
+from instructor import anatomy, registry
 from instructor.classroom.late import PerHourPenalty
 from instructor.classroom.nbgrader_setup import STAGED, NbgraderCourse
 from instructor.classroom.replay import ReplayExecute
@@ -69,7 +69,7 @@ def test_an_empty_gradebook_is_set_up_from_the_source(course: ScratchCourse) -> 
     with Gradebook(db_url) as gradebook:
         assignment = gradebook.find_assignment(course.assignment)
         assert assignment.duedate == datetime(2026, 11, 20, 12, 0)
-        assert assignment.max_score == 9
+        assert assignment.max_score == registry.load().notebook(course.assignment).points
     assert nbgrader.register(course.assignment) == []
 
 
@@ -81,11 +81,13 @@ def test_the_gradebook_follows_the_source_points(course: ScratchCourse) -> None:
     test = next(
         c for c in anatomy.test_cells(notebook) if c.metadata.nbgrader.grade_id == "test_one_hot"
     )
+    raised_by = 4 - test.metadata.nbgrader.points
     test.metadata.nbgrader.points = 4
     nbformat.write(notebook, source)
     assert nbgrader.register(course.assignment)
     with Gradebook(course.db_url) as gradebook:
-        assert gradebook.find_assignment(course.assignment).max_score == 11
+        points = registry.load().notebook(course.assignment).points
+        assert gradebook.find_assignment(course.assignment).max_score == points + raised_by
 
 
 def test_the_per_hour_penalty() -> None:

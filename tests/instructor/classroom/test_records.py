@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pickle
+from dataclasses import replace
 
 from instructor.classroom.records import (
+    AWAITING,
     CellGrade,
     ExecutionResult,
     HandInSummary,
@@ -62,6 +64,9 @@ def test_the_json_form_is_the_resume_state_format() -> None:
     assert scored.to_json()["cells"] == {"t": [2.0, 3.0]}
     assert HandInSummary.from_json(data) == summary
     assert NotebookSummary.from_json(scored.to_json()) == scored
+    manual = replace(scored, cells=(CellGrade("w", None, 2.0, AWAITING),))
+    assert manual.to_json()["cells"] == {"w": [None, 2.0, "awaiting"]}
+    assert NotebookSummary.from_json(manual.to_json()) == manual
 
 
 def test_an_execution_result_travels_between_processes() -> None:

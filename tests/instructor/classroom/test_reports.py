@@ -9,6 +9,9 @@ from pathlib import Path
 
 from instructor import anatomy
 from instructor.classroom.records import (
+    AWAITING,
+    GRADED,
+    UNANSWERED,
     CellGrade,
     HandInSummary,
     NotebookSummary,
@@ -19,6 +22,8 @@ from instructor.classroom.reports import (
     GRADES_HEADER,
     TOTALS_HEADER,
     attention,
+    awaiting_lines,
+    best_effort_checks,
     cell_outcome,
     copy_report,
     integrity_markdown,
@@ -194,6 +199,57 @@ def test_every_zero_that_is_not_a_wrong_answer_is_flagged() -> None:
     assert zero_reason(not_run) == "no test cell ran"
 
 
+def test_best_effort_checks_are_stated_once_per_notebook_and_flag_no_one(
+    tmp_path: Path,
+) -> None:
+    """The rules measured inside the student's kernel are listed per notebook (the union
+    over hand-ins: a notebook stopped early asked fewer), worded for the instructor, and
+    put no student in the list of hand-ins to read."""
+    largest = "check_largest_tensor (the largest tensor made) in test_sliding_window_attention"
+    calls = "check_no_loop_over_positions (torch calls counted) in test_causal_linear_attention"
+
+    def hand_in(student: str, assignment: str, best_effort: tuple[str, ...]) -> HandInSummary:
+        record = NotebookSummary(
+            outcome="ok",
+            restored=(),
+            events=(),
+            seconds=1.0,
+            score=1.0,
+            max_score=1.0,
+            cells=(CellGrade("test_a", 1.0, 1.0),),
+            best_effort=best_effort,
+        )
+        return HandInSummary(student, assignment, notebooks={assignment: record})
+
+    summaries = [
+        hand_in("alice", "06_efficient_attention", (largest,)),
+        hand_in("bob", "06_efficient_attention", (largest,)),
+        hand_in("alice", "08_rnn_vs_attention", (calls,)),
+        hand_in("bob", "08_rnn_vs_attention", (calls, largest.replace("sliding_window", "rnn"))),
+        hand_in("alice", "01_vector_sets", ()),
+    ]
+    assert best_effort_checks(summaries) == {
+        ("06_efficient_attention", "06_efficient_attention"): [largest],
+        ("08_rnn_vs_attention", "08_rnn_vs_attention"): [
+            "check_largest_tensor (the largest tensor made) in test_rnn_attention",
+            calls,
+        ],
+    }
+    assert all(attention(summary) == [] for summary in summaries)
+    write_reports(tmp_path, summaries)
+    report = (tmp_path / "integrity.md").read_text()
+    assert report.startswith("# Integrity report\n\n0 of 5 submission(s) need a look.\n")
+    assert report.count("## Best-effort checks") == 2 and "01_vector_sets" not in report
+    section = report.split("## Best-effort checks: 06_efficient_attention / 06_eff", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    assert "inside the student's own kernel" in section and "forge" in section
+    assert section.count(largest) == 1
+    assert "alice" not in report and "bob" not in report
+    data = json.loads((tmp_path / "integrity.json").read_text())
+    assert data[0]["notebooks"]["06_efficient_attention"]["best_effort"] == [largest]
+    assert [HandInSummary.from_json(d) for d in data] == summaries
+
+
 def _totals(folder: Path) -> list[dict[str, str]]:
     with (folder / "totals.csv").open() as handle:
         reader = csv.DictReader(handle)
@@ -209,18 +265,52 @@ def test_totals_per_assignment_and_over_the_course(tmp_path: Path) -> None:
     rows = _totals(tmp_path)
     assert rows == [
         {"student": "alice", "assignment": "x", "score": "3", "max_score": "3",
-         "late_penalty": "", "final": "3"},
+         "late_penalty": "", "final": "3", "awaiting_manual": "0"},
         {"student": "alice", "assignment": "y", "score": "4", "max_score": "6",
-         "late_penalty": "", "final": "4"},
+         "late_penalty": "", "final": "4", "awaiting_manual": "0"},
         {"student": "alice", "assignment": COURSE_TOTAL, "score": "7", "max_score": "9",
-         "late_penalty": "", "final": "7"},
+         "late_penalty": "", "final": "7", "awaiting_manual": "0"},
         {"student": "mallory", "assignment": "x", "score": "0", "max_score": "3",
-         "late_penalty": "", "final": "0"},
+         "late_penalty": "", "final": "0", "awaiting_manual": "0"},
         {"student": "mallory", "assignment": "y", "score": "", "max_score": "6",
-         "late_penalty": "", "final": ""},
+         "late_penalty": "", "final": "", "awaiting_manual": ""},
         {"student": "mallory", "assignment": COURSE_TOTAL, "score": "0", "max_score": "9",
-         "late_penalty": "", "final": "0"},
+         "late_penalty": "", "final": "0", "awaiting_manual": "0"},
     ]  # fmt: skip
+
+
+def test_a_written_answer_awaiting_its_grader_is_pending_not_zero(tmp_path: Path) -> None:
+    cells = [
+        CellGrade("test_a", 3.0, 3.0),
+        CellGrade("written_a", None, 2.0, AWAITING),
+        CellGrade("written_b", 1.5, 2.0, GRADED),
+        CellGrade("written_c", 0.0, 2.0, UNANSWERED),
+    ]
+    bob = HandInSummary("bob", "x", notebooks={"x": _notebook(cells=cells)})
+    record = bob.notebooks["x"]
+    assert [cell_outcome(record, g) for g in cells] == [
+        "passed",
+        "awaiting manual grading",
+        "graded by hand",
+        "unanswered",
+    ]
+    assert (bob.awaiting, bob.awaiting_points) == ([("x", cells[1])], 2.0)
+    missing = NotebookSummary(outcome="missing", cells=tuple(cells))
+    assert cell_outcome(missing, cells[3]) == "not run"
+    write_reports(tmp_path, [HONEST, bob])
+    bob_rows = [r for r in _totals(tmp_path) if r["student"] == "bob"]
+    assert [(r["final"], r["awaiting_manual"]) for r in bob_rows] == [("", "2"), ("", "2")]
+    grades = {r["cell"]: r for r in csv.DictReader((tmp_path / "grades.csv").open())}
+    assert (grades["written_a"]["score"], grades["written_c"]["score"]) == ("", "0.0")
+    moodle = list(csv.reader((tmp_path / "moodle.csv").open()))
+    assert moodle[1:] == [["alice", "3"], ["bob", ""]]
+    report = (tmp_path / "integrity.md").read_text()
+    assert "| bob | x | x: written_a | 2 |" in report
+    assert "formgrader" in report
+    assert awaiting_lines([HONEST, bob]) == [
+        line for line in awaiting_lines([bob]) if line.startswith("1 written answer(s) of 1 ")
+    ]
+    assert awaiting_lines([HONEST]) == []
 
 
 def test_a_student_whose_folder_was_removed_disappears(tmp_path: Path) -> None:

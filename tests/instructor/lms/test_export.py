@@ -1,9 +1,11 @@
-"""Grades in each LMS's import format (instructor.lms.export), read back with ``csv``."""
+"""Grades in each LMS's import format (instructor.lms.export), read back with ``csv`` and
+checked against what each LMS's documents require (the documents are named in export.py)."""
 
 from __future__ import annotations
 
 import csv
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ import pytest
 from instructor.lms.export import (
     BLACKBOARD_IDENTITY,
     CANVAS_IDENTITY,
+    MOODLE_WORKSHEET,
     GradeItem,
     GradeTable,
     StudentTotal,
@@ -18,6 +21,7 @@ from instructor.lms.export import (
     write_blackboard,
     write_canvas,
     write_moodle,
+    write_moodle_worksheet,
 )
 
 ITEMS = (
@@ -43,11 +47,78 @@ def number(cell: str) -> float | None:
     return float(cell) if cell else None
 
 
+# -------------------------------------------------- what the documents require (test side)
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+QUOTED_LINE = re.compile(r'"(?:[^"]|"")*"(?:,"(?:[^"]|"")*")*')
+
+
+def score_cells(cells: list[str]) -> bool:
+    """Every cell a plain number (Canvas and Moodle read it as points) or empty."""
+    return all(cell == "" or NUMBER.fullmatch(cell) for cell in cells)
+
+
+def check_canvas(rows: list[list[str]]) -> None:
+    """Canvas's GradebookImporter and OSU's "Import CSV File for Carmen Grades": the
+    header starts Student, ID, SIS User ID, SIS Login ID, and Section ends the identity
+    columns; the row starting "Points Possible" holds each assignment's points; every
+    student has a name, ID, SIS User ID or SIS Login ID to be matched by."""
+    header, points, *students = rows
+    assert header[:2] == ["Student", "ID"]
+    assert header[2:4] == ["SIS User ID", "SIS Login ID"] and header[4] == "Section"
+    assert points[0] == "Points Possible" and points[1:5] == ["", "", "", ""]
+    assert len(points) == len(header) and all(NUMBER.fullmatch(p) for p in points[5:])
+    for row in students:
+        assert len(row) == len(header) and any(row[:4]), row
+        assert score_cells(row[5:]), row
+
+
+def check_moodle(rows: list[list[str]], identifier: str) -> None:
+    """Moodle Docs "Grade import" and gradeimport_csv: a header row whose identity column
+    maps to username, ID number or email; a row whose user is missing aborts the import;
+    grades are numbers (else "badgrade")."""
+    header, *students = rows
+    assert header[0] == identifier in ("Username", "ID number", "Email address")
+    assert len(set(header)) == len(header), "each column mapped once"
+    for row in students:
+        assert len(row) == len(header) and row[0], row
+        assert score_cells(row[1:]), row
+
+
+def check_moodle_worksheet(rows: list[list[str]], maximum: float) -> None:
+    """Moodle's assignment worksheet upload (assignfeedback_offline's importer): columns
+    "Identifier", "Grade" and "Last modified (grade)"; Identifier is "Participant " and the
+    participant id; a grade is a number from 0 to the assignment's maximum (else skipped);
+    the time is one PHP's strtotime reads (ISO 8601 here)."""
+    header, *students = rows
+    assert {"Identifier", "Grade", "Last modified (grade)"} <= set(header), header
+    column = {name: header.index(name) for name in header}
+    for row in students:
+        assert len(row) == len(header), row
+        assert re.fullmatch(r"Participant \d+", row[column["Identifier"]]), row
+        assert NUMBER.fullmatch(row[column["Grade"]]), row
+        assert 0 <= float(row[column["Grade"]]) <= maximum, row
+        datetime.fromisoformat(row[column["Last modified (grade)"]])
+
+
+def check_blackboard(path: Path) -> None:
+    """Blackboard Help, "Uploading or Downloading Grade Center Items for Working Offline":
+    a header row, one record per line, students by username, every value of a .csv in
+    quotes. (The "[Total Pts: N Score] |id" header is the Grade Center download's.)"""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert all(QUOTED_LINE.fullmatch(line) for line in lines), "every value in quotes"
+    header, *students = read_rows(path)
+    username = header.index("Username")
+    for row in students:
+        assert len(row) == len(header) and row[username], row
+    for title in header[len(BLACKBOARD_IDENTITY) :]:
+        assert re.fullmatch(r".+ \[Total Pts: [\d.]+ Score\](?: \|\d+)?", title), title
+
+
 # ------------------------------------------------------------------- readers (test side)
 def read_canvas(path: Path, id_column: str = "ID") -> GradeTable:
+    check_canvas(read_rows(path))
     header, points, *rows = read_rows(path)
     assert header[:5] == list(CANVAS_IDENTITY)
-    assert points[0] == "Points Possible" and points[1:5] == ["", "", "", ""]
     items = []
     for title, maximum in zip(header[5:], points[5:], strict=True):
         match = re.fullmatch(r"(?P<name>.+?)(?: \((?P<id>\d+)\))?", title)
@@ -70,8 +141,8 @@ def read_canvas(path: Path, id_column: str = "ID") -> GradeTable:
 
 
 def read_moodle(path: Path, identifier: str, maxima: dict[str, float]) -> GradeTable:
+    check_moodle(read_rows(path), identifier)
     header, *rows = read_rows(path)
-    assert header[0] == identifier
     items = tuple(GradeItem(name, maxima[name]) for name in header[1:])
     students = tuple(
         StudentTotal(
@@ -84,6 +155,7 @@ def read_moodle(path: Path, identifier: str, maxima: dict[str, float]) -> GradeT
 
 
 def read_blackboard(path: Path) -> GradeTable:
+    check_blackboard(path)
     header, *rows = read_rows(path)
     assert header[:6] == list(BLACKBOARD_IDENTITY)
     items = []
@@ -126,6 +198,7 @@ def rounded(table: GradeTable) -> GradeTable:
 # -------------------------------------------------------------------------------- Canvas
 def test_canvas_columns(tmp_path: Path) -> None:
     rows = read_rows(write_canvas(TABLE, tmp_path / "canvas.csv"))
+    check_canvas(rows)
     assert rows[0] == [
         "Student",
         "ID",
@@ -150,7 +223,49 @@ def test_canvas_round_trip(tmp_path: Path) -> None:
     assert read_canvas(path, "SIS Login ID") == by_login
 
 
+def test_canvas_user_ids_go_under_id(tmp_path: Path) -> None:
+    """A Canvas download's students carry their Canvas user id (``lms_user_id``): it goes
+    under ID, which Canvas matches first; the others keep their id under ``id_column``."""
+    table = GradeTable(
+        ITEMS,
+        (
+            StudentTotal("123456", None, {"01 Vector sets": 9}, lms_user_id="123456"),
+            StudentTotal("jsmith", "Jane Smith", {"02 Soft select": 3}),
+        ),
+    )
+    rows = read_rows(write_canvas(table, tmp_path / "canvas.csv", id_column="SIS Login ID"))
+    check_canvas(rows)
+    assert rows[2] == ["", "123456", "", "", "", "9", ""]
+    assert rows[3] == ["Jane Smith", "", "", "jsmith", "", "", "3"]
+
+
 # -------------------------------------------------------------------------------- Moodle
+def test_moodle_worksheet(tmp_path: Path) -> None:
+    """One assignment's grading worksheet, by participant id (what a Moodle download
+    names): Moodle's own columns, the time a grade was last changed here."""
+    item = GradeItem("01_vector_sets", 9)
+    table = GradeTable(
+        (item,),
+        (
+            StudentTotal("jane_smith_4242", "Jane Smith", {item.name: 6}, lms_user_id="4242"),
+            StudentTotal("p_17", None, {item.name: 20 / 3}, lms_user_id="17"),
+        ),
+    )
+    when = datetime(2026, 11, 20, 9, 30, tzinfo=UTC)
+    rows = read_rows(write_moodle_worksheet(table, tmp_path / "w.csv", modified=when))
+    check_moodle_worksheet(rows, item.max_points)
+    assert rows == [
+        list(MOODLE_WORKSHEET),
+        ["Participant 4242", "Jane Smith", "6", "9", "2026-11-20T09:30:00+00:00"],
+        ["Participant 17", "", "6.6667", "9", "2026-11-20T09:30:00+00:00"],
+    ]
+    with pytest.raises(ValueError, match="one assignment"):
+        write_moodle_worksheet(TABLE, tmp_path / "x.csv")
+    no_id = GradeTable((item,), (StudentTotal("jsmith", scores={item.name: 1}),))
+    with pytest.raises(ValueError, match="no Moodle participant id"):
+        write_moodle_worksheet(no_id, tmp_path / "x.csv")
+
+
 def test_moodle_columns_and_round_trip(tmp_path: Path) -> None:
     table = GradeTable(
         ITEMS,
@@ -176,6 +291,7 @@ def test_moodle_columns_and_round_trip(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------- Blackboard
 def test_blackboard_columns(tmp_path: Path) -> None:
     path = write_blackboard(TABLE, tmp_path / "blackboard.csv")
+    check_blackboard(path)
     rows = read_rows(path)
     assert rows[0] == [
         "Last Name",
@@ -202,6 +318,26 @@ def test_blackboard_round_trip(tmp_path: Path) -> None:
         ),
     )
     assert read_blackboard(write_blackboard(table, tmp_path / "bb.csv")) == table
+
+
+# ------------------------------------------------------------------- the checks themselves
+def test_the_checks_refuse_what_the_documents_refuse(tmp_path: Path) -> None:
+    rows = read_rows(write_canvas(TABLE, tmp_path / "canvas.csv"))
+    with pytest.raises(AssertionError):  # no "Points Possible" row
+        check_canvas([rows[0], *rows[2:]])
+    with pytest.raises(AssertionError):  # Section is not the last identity column
+        check_canvas([[*rows[0][:4], "Group", *rows[0][5:]], *rows[1:]])
+    with pytest.raises(AssertionError):  # a student Canvas cannot match
+        check_canvas([*rows, ["", "", "", "", "A", "1", "2"]])
+    with pytest.raises(AssertionError):  # a grade that is not a number
+        check_moodle([["Username", "x"], ["jane", "9/10"]], "Username")
+    with pytest.raises(AssertionError):  # a row without its user
+        check_moodle([["Username", "x"], ["", "9"]], "Username")
+    unquoted = tmp_path / "unquoted.csv"
+    with unquoted.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows(read_rows(write_blackboard(TABLE, tmp_path / "bb.csv")))
+    with pytest.raises(AssertionError, match="every value in quotes"):
+        check_blackboard(unquoted)
 
 
 # ------------------------------------------------------------------------------ the table

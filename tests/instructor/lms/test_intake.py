@@ -20,6 +20,7 @@ from instructor.lms.intake import (
     timestamp_text,
     write_submissions,
 )
+from instructor.lms.roster import ROSTER, LmsIdentity, read_roster
 
 NB = "01_vector_sets"
 NB2 = "02_soft_select"
@@ -315,6 +316,35 @@ def test_write_submissions(tmp_path: Path) -> None:
     assert write_submissions(intake, zip_path, submitted, NB, replace=True) == [
         folder / f"{NB}.ipynb"
     ]
+
+
+def test_the_lms_ids_are_kept_next_to_submitted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Canvas's user ids and Moodle's participant ids (which the exports need) go to
+    lms_students.json next to submitted/, per assignment; other assignments' are kept; a
+    Blackboard download (its ids are usernames) records none and removes those it replaces."""
+    submitted = tmp_path / "submitted"
+    canvas = make_zip(tmp_path / "c.zip", CANVAS)
+    write_submissions(read_download(canvas, NOTEBOOKS), canvas, submitted, NB)
+    moodle = make_zip(tmp_path / "m.zip", MOODLE)
+    write_submissions(read_download(moodle, NOTEBOOKS), moodle, submitted, NB2)
+    roster = read_roster(tmp_path / ROSTER)
+    assert roster[("smithjane", NB)] == LmsIdentity("canvas", "123456")
+    assert roster[("doejohn", NB)] == LmsIdentity("canvas", "222222")
+    assert roster[("jane_smith_4242", NB2)] == LmsIdentity("moodle", "4242", "Jane Smith")
+    assert len(roster) == 6
+    # The same student id for another Canvas user in another assignment: logged.
+    other = make_zip(tmp_path / "o.zip", [f"smithjane_999_1_{NB}.ipynb"])
+    write_submissions(read_download(other, NOTEBOOKS), other, submitted, NB2)
+    assert "smithjane is canvas user 999 in 02_soft_select but 123456 elsewhere" in caplog.text
+    blackboard = make_zip(
+        tmp_path / "b.zip", [f"{NB}_smithjane_attempt_2026-11-20-10-15-02_{NB}.ipynb"]
+    )
+    write_submissions(read_download(blackboard, NOTEBOOKS), blackboard, submitted, NB, replace=True)
+    roster = read_roster(tmp_path / ROSTER)
+    assert ("smithjane", NB) not in roster and ("doejohn", NB) in roster
+    assert roster[("smithjane", NB2)] == LmsIdentity("canvas", "999")
 
 
 def test_zip_entry_times_are_written_only_when_asked(tmp_path: Path) -> None:
