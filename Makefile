@@ -58,7 +58,7 @@ system-packages:
 	else echo "no apt-get (or no root): $$missing not installed, the tests that need them will skip"; fi
 
 test: lint system-packages
-	$(PYTHON) -m pytest -n auto --dist loadgroup tests
+	$(PYTHON) -m pytest -n auto --dist loadgroup --durations=30 tests
 	$(PYTHON) -m pytest -n auto --dist loadfile --nbval --nbval-current-env --nbval-cell-timeout=120 solutions
 
 execute: $(VENV)/.installed
