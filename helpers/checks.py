@@ -399,7 +399,9 @@ def check_no_loop_over_positions(
     return counts
 
 
-def check_choice(answer: Any, name: str, options: str, correct: str | None = None) -> None:
+def check_choice(
+    answer: Any, name: str, options: str, correct: str | None = None, why: str = ""
+) -> None:
     """A concept question answered with one letter (the notebooks' "Check your understanding").
 
     Args:
@@ -407,6 +409,8 @@ def check_choice(answer: Any, name: str, options: str, correct: str | None = Non
         name: the answer's variable, for the message (``"q_saw_rows"``).
         options: the letters allowed, e.g. ``"abcd"``.
         correct: the right letter; only hidden tests pass it.
+        why: the reason of the right answer, shown when the answer is wrong; only hidden tests
+            pass it.
     """
     letters = ", ".join(f'"{o}"' for o in options)
     if answer is None or answer is Ellipsis:
@@ -420,11 +424,15 @@ def check_choice(answer: Any, name: str, options: str, correct: str | None = Non
     if len(letter) != 1 or letter not in options:
         raise AssertionError(f"{name} is {answer!r}: answer with exactly one letter of {letters}.")
     if correct is not None and letter != correct:
-        raise AssertionError(f"{name} = {answer!r} is not the right answer.")
+        raise AssertionError(f"{name} = {answer!r} is not the right answer. {why}".rstrip())
 
 
 def check_number(
-    answer: Any, name: str, correct: float | None = None, relative_tolerance: float = 0.0
+    answer: Any,
+    name: str,
+    correct: float | None = None,
+    relative_tolerance: float = 0.0,
+    why: str = "",
 ) -> None:
     """A concept question answered with a number (a count, a size, a ratio).
 
@@ -433,6 +441,8 @@ def check_number(
         name: the answer's variable, for the message (``"q_scores_per_minute"``).
         correct: the right value; only hidden tests pass it.
         relative_tolerance: how far from ``correct`` still counts as right (0: exactly).
+        why: the reason of the right answer, shown when the answer is wrong; only hidden tests
+            pass it.
     """
     if answer is None or answer is Ellipsis:
         raise AssertionError(f"{name} is not answered yet: set it to a number.")
@@ -444,4 +454,4 @@ def check_number(
     if not np.isfinite(answer):
         raise AssertionError(f"{name} is {answer!r}: answer with a finite number.")
     if correct is not None and abs(answer - correct) > relative_tolerance * abs(correct):
-        raise AssertionError(f"{name} = {answer!r} is not the right answer.")
+        raise AssertionError(f"{name} = {answer!r} is not the right answer. {why}".rstrip())

@@ -93,8 +93,8 @@ class ClassGrader:
     ) -> None:
         self.course = NbgraderCourse(root, db_url)
         self.root = self.course.root
-        # One worker more than cores: a kernel waiting on start-up or on the grader leaves its
-        # core idle, which the extra worker fills (measured: benchmarks/grading.md).
+        # One worker per core: with the verdicts judged in the worker, an extra worker only
+        # competed for the cores (benchmarks/grading.md: 3 workers slower than 2 on 2 cores).
         self.workers = workers or os.cpu_count() or 1
         self.scheduler = scheduler
         self.limits = limits or Limits()

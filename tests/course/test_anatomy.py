@@ -506,6 +506,10 @@ def check_concept_question(
         f"{where}: the hidden tests of cell {test.id} call {checker}(..., correct=...): the "
         "answer is checked only when graded"
     )
+    assert all("why" in _keywords(c) for c in secret), (
+        f"{where}: the hidden tests of cell {test.id} call {checker}(..., correct=..., why=...): "
+        "a wrong answer's feedback explains the right answer's reason"
+    )
     for call in shown + secret:
         arguments = [ast.unparse(a) for a in call.args[:2]]
         literal = (

@@ -11,11 +11,13 @@ import torch
 import torch.nn.functional as F
 
 from helpers.checks import (
+    check_choice,
     check_close,
     check_dtype,
     check_largest_tensor,
     check_no_known_mistake,
     check_no_loop_over_positions,
+    check_number,
     check_raises,
     check_shape,
     check_sums_to_one,
@@ -244,3 +246,31 @@ def test_check_no_loop_over_positions_allows_a_logarithmic_scan() -> None:
     x = torch.randn(16, 2, dtype=torch.float64)
     torch.testing.assert_close(scan(x), x.cumsum(0))
     check_no_loop_over_positions(scan, lambda n: (torch.randn(n, 2),))
+
+
+def test_check_choice_gives_the_reason_of_the_right_answer() -> None:
+    why = "Softmax weights are positive and sum to one."
+    check_choice("b", "q_x", options="abc", correct="b", why=why)
+    check_choice(" B ", "q_x", options="abc", correct="b", why=why)
+    with fails_with("q_x = 'a' is not the right answer. Softmax weights are positive"):
+        check_choice("a", "q_x", options="abc", correct="b", why=why)
+    with pytest.raises(AssertionError) as error:
+        check_choice("a", "q_x", options="abc", correct="b")
+    assert str(error.value) == "q_x = 'a' is not the right answer."
+    with pytest.raises(AssertionError) as error:  # a malformed answer is not told the reason
+        check_choice("z", "q_x", options="abc", correct="b", why=why)
+    assert why not in str(error.value)
+
+
+def test_check_number_gives_the_reason_of_the_right_answer() -> None:
+    why = "The scores form an n x n matrix: 8 * 8 = 64."
+    check_number(64, "q_n", correct=64, why=why)
+    check_number(65.0, "q_n", correct=64, relative_tolerance=0.05, why=why)
+    with fails_with("q_n = 8 is not the right answer. The scores form an n x n matrix"):
+        check_number(8, "q_n", correct=64, why=why)
+    with pytest.raises(AssertionError) as error:
+        check_number(8, "q_n", correct=64)
+    assert str(error.value) == "q_n = 8 is not the right answer."
+    with pytest.raises(AssertionError) as error:  # a malformed answer is not told the reason
+        check_number("64", "q_n", correct=64, why=why)
+    assert why not in str(error.value)
