@@ -151,6 +151,8 @@ class Course:
     branch: str
     function_points: tuple[int, int]
     notebook_points: tuple[int, int]
+    max_exercises: int
+    """Graded functions a notebook may have at most."""
     notebooks: tuple[Notebook, ...]
 
     @property
@@ -244,6 +246,7 @@ def parse(text: str) -> Course:
             branch=course["branch"],
             function_points=tuple(course["function_points"]),
             notebook_points=tuple(course["notebook_points"]),
+            max_exercises=int(course["max_exercises"]),
             notebooks=tuple(_notebook(entry) for entry in data.get("notebook", ())),
         )
     except KeyError as missing:
@@ -254,6 +257,12 @@ def parse(text: str) -> Course:
         raise RegistryError(f"course.toml lists {duplicates} more than once")
     if ids != sorted(ids):
         raise RegistryError(f"course.toml lists the notebooks out of order: {ids}")
+    for notebook in registry.notebooks:
+        if len(notebook.exercises) > registry.max_exercises:
+            raise RegistryError(
+                f"course.toml: {notebook.id} has {len(notebook.exercises)} graded functions; "
+                f"a notebook has at most {registry.max_exercises} (max_exercises): split it"
+            )
     _check_unique_names(registry)
     return registry
 

@@ -133,6 +133,11 @@ def main(argv: list[str] | None = None) -> int:
         help="grade (again) only this student; repeat for several",
     )
     grade.add_argument("--no-feedback", action="store_true", help="skip the feedback HTML")
+    grade.add_argument(
+        "--figures",
+        action="store_true",
+        help="draw the figures into the autograded notebooks (default: their text only)",
+    )
     grade.add_argument("--timeout", type=float, default=Limits.wall_seconds, help="s/notebook")
     grade.add_argument("--cell-timeout", type=int, default=Limits.cell_seconds, help="s/cell")
     grade.add_argument("--memory", type=int, default=Limits.memory_mib, help="MiB/process")
@@ -161,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         force=args.force,
         students=args.student,
         feedback=not args.no_feedback,
+        figures=args.figures,
     )
     try:
         if args.zip:

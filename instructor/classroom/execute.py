@@ -234,14 +234,22 @@ def _error_output(reason: str) -> NotebookNode:
     )
 
 
-def _start_lines(workdir: Path, probes: Path) -> list[str]:
+def _start_lines(workdir: Path, probes: Path, figures: bool = False) -> list[str]:
     forbidden = [str(SOLUTIONS)]
-    return [
+    lines = [
         "import instructor.classroom.guard as __grader_guard__; "
         f"__grader_guard__.install({str(workdir)!r}, {tuple(forbidden)!r}, ({str(probes)!r},)); "
         "__grader_guarded__ = True",
         "import instructor.classroom.probe_kernel as __grader_probe__; __grader_ready__ = True",
     ]
+    if not figures:
+        # No grade depends on a drawn figure, and drawing them (Agg, then PNG) is a large
+        # part of a notebook's time: figures are shown as their text, "<Figure size ...>".
+        lines.append(
+            "from matplotlib_inline.config import InlineBackend as __grader_inline__; "
+            "__grader_inline__.instance().figure_formats = set(); del __grader_inline__"
+        )
+    return lines
 
 
 def _prepare_probes() -> Path:
@@ -298,7 +306,11 @@ def unexecuted(notebook: NotebookNode, outcome: str, reason: str) -> ExecutionRe
 
 
 def execute_notebook(
-    notebook: dict[str, Any], name: str, limits: Limits | None = None, student_view: bool = False
+    notebook: dict[str, Any],
+    name: str,
+    limits: Limits | None = None,
+    student_view: bool = False,
+    figures: bool = False,
 ) -> ExecutionResult:
     """Execute a sanitised notebook in a sandboxed kernel.
 
@@ -311,17 +323,23 @@ def execute_notebook(
         limits: time, memory, process and output limits (defaults: :class:`Limits`).
         student_view: also run each test cell in the kernel (see
             :meth:`GradingClient.async_execute_graded`); for the course's own tests.
+        figures: draw the notebook's figures (PNG outputs); by default they are left as
+            their text, ``<Figure size ...>``: no grade depends on them.
     """
-    result = _execute_once(notebook, name, limits or Limits(), student_view)
+    result = _execute_once(notebook, name, limits or Limits(), student_view, figures)
     if result.outcome == "grader error":
         first = result.detail
-        result = _execute_once(notebook, name, limits or Limits(), student_view)
+        result = _execute_once(notebook, name, limits or Limits(), student_view, figures)
         result = replace(result, detail=(result.detail + f" (run twice: first {first})").strip())
     return result
 
 
 def _execute_once(
-    notebook: dict[str, Any], name: str, limits: Limits, student_view: bool = False
+    notebook: dict[str, Any],
+    name: str,
+    limits: Limits,
+    student_view: bool = False,
+    figures: bool = False,
 ) -> ExecutionResult:
     start = time.perf_counter()
     nb = nbformat.from_dict(notebook)
@@ -372,7 +390,10 @@ def _execute_once(
         },
         extra_arguments=[
             "--HistoryManager.hist_file=:memory:",
-            *[f"--IPKernelApp.exec_lines={line}" for line in _start_lines(workdir, probes)],
+            *[
+                f"--IPKernelApp.exec_lines={line}"
+                for line in _start_lines(workdir, probes, figures)
+            ],
         ],
         resources={"metadata": {"path": str(workdir)}},
         on_cell_executed=note_reply,

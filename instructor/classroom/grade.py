@@ -75,6 +75,8 @@ class ClassGrader:
         student_view: also run each test cell inside the kernel, as the student does, and
             keep those outputs in the autograded notebooks' cell metadata (never graded):
             the course's tests use it to check that both views of every case agree.
+        figures: draw the figures into the autograded notebooks; by default they are left
+            as their text (no grade depends on them, and drawing costs time).
     """
 
     def __init__(
@@ -90,8 +92,10 @@ class ClassGrader:
         feedback: bool = True,
         progress: bool = True,
         student_view: bool = False,
+        figures: bool = False,
     ) -> None:
         self.course = NbgraderCourse(root, db_url)
+        self.figures = figures
         self.root = self.course.root
         # One worker per core: with the verdicts judged in the worker, an extra worker only
         # competed for the cores (benchmarks/grading.md: 3 workers slower than 2 on 2 cores).
@@ -218,6 +222,7 @@ class ClassGrader:
                         name,
                         self.limits,
                         self.student_view,
+                        self.figures,
                         pure=False,
                     )
                     futures[future] = (hand_in, name)

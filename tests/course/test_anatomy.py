@@ -91,6 +91,27 @@ def test_opening_cells(assignment: str) -> None:
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_first_cell_lists_the_graded_exercises(assignment: str) -> None:
+    """The badge cell's "**Graded exercises (N points):**" line names every graded function
+    with its points, in the registry's order, and their total."""
+    entry = COURSE.notebook(assignment)
+    intro = " ".join(load(assignment).cells[0].source.split())
+    found = re.search(r"\*\*Graded exercises \((\d+) points?\):\*\* (.*?)\.(?: |$)", intro)
+    assert found, (
+        "the first cell needs a line '**Graded exercises (N points):** `name` (points), ...'"
+    )
+    total, listed = int(found.group(1)), re.findall(r"`(\w+)` \((\d+)\)", found.group(2))
+    expected = [(exercise.name, str(exercise.points)) for exercise in entry.exercises]
+    assert listed == expected, (
+        f"the first cell lists the graded exercises as {listed}; course.toml says {expected}"
+    )
+    assert total == entry.function_points, (
+        f"'Graded exercises ({total} points)': course.toml's functions are worth "
+        f"{entry.function_points}"
+    )
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_closing_sections(assignment: str) -> None:
     headings = [
         line.lstrip("#").strip().lower()

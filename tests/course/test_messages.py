@@ -65,17 +65,53 @@ def _chunks(node: ast.AST) -> tuple[str, ...] | None:
     return None
 
 
+def _dicts_by_name(tree: ast.AST) -> dict[str, ast.Dict]:
+    """The dicts a cell binds to a name (``mistakes_t = {...}``)."""
+    return {
+        target.id: node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+
+
+def _mistake_dict(value: ast.AST, named: dict[str, ast.Dict]) -> ast.Dict | None:
+    """The dict literal behind a ``known_mistakes=`` argument: written in place, bound to a
+    name, or a comprehension over a named dict's ``items()`` (its keys are the messages)."""
+    if isinstance(value, ast.Dict):
+        return value
+    if isinstance(value, ast.Name):
+        return named.get(value.id)
+    if isinstance(value, ast.DictComp) and len(value.generators) == 1:
+        source = value.generators[0].iter
+        if (
+            isinstance(source, ast.Call)
+            and isinstance(source.func, ast.Attribute)
+            and source.func.attr == "items"
+        ):
+            return _mistake_dict(source.func.value, named)
+    return None
+
+
 def known_messages(assignment: str) -> list[KnownMessage]:
     """The known-mistake messages of the visible tests of ``solutions/<assignment>``."""
     found = []
     for cell in anatomy.test_cells(anatomy.read_solution(assignment)):
         test = anatomy.grade_id(cell)
         function = anatomy.function_of_test(test) or ""
-        for node in ast.walk(ast.parse(anatomy.visible_part(cell.source))):
+        tree = ast.parse(anatomy.visible_part(cell.source))
+        named = _dicts_by_name(tree)
+        for node in ast.walk(tree):
             texts: list[ast.AST] = []
             if isinstance(node, ast.keyword) and node.arg == "known_mistakes":
-                if isinstance(node.value, ast.Dict):
-                    texts = [k for k in node.value.keys if k is not None]
+                mistakes = _mistake_dict(node.value, named)
+                if mistakes is None:
+                    raise AssertionError(
+                        f"{assignment} {test}: known_mistakes={ast.unparse(node.value)} is "
+                        "not a dict this test can read (write it in place or bind it to a name)"
+                    )
+                texts = [k for k in mistakes.keys if k is not None]
             elif (
                 isinstance(node, ast.Raise)
                 and isinstance(node.exc, ast.Call)
@@ -125,6 +161,20 @@ UNPROVEN: dict[str, set[str]] = {}
 def test_messages_are_found_in_test_cells() -> None:
     assert any(m.text.startswith("the upper triangle") for m in known_messages("03_matrix_form")), (
         "the known_mistakes keys of 03's test_causal_mask were not found"
+    )
+
+
+@pytest.mark.parametrize(
+    ("assignment", "start"),
+    [
+        ("08_rnn_vs_attention", "the feature map is relu(x)"),  # mistakes_t, and comprehensions
+        ("09_gnn", "the mask is transposed"),  # known_t
+        ("10_transformer_block", "a pre-norm block"),  # mistakes_t
+    ],
+)
+def test_messages_bound_to_a_name_are_found(assignment: str, start: str) -> None:
+    assert any(m.text.startswith(start) for m in known_messages(assignment)), (
+        f"{assignment}: the known_mistakes dict bound to a name was not read"
     )
 
 

@@ -77,6 +77,9 @@ def local_mask(n, window):
     Mutation("global_mask", "only indices >= n rejected", {
         "if not 0 <= i < n:": "if i >= n:",
     }, message="should raise ValueError for a negative index"),
+    Mutation("global_mask", "only negative indices rejected (an index >= n raises IndexError)", {
+        "if not 0 <= i < n:": "if i < 0:",
+    }, message="should raise ValueError for an index past n - 1"),
     Mutation("global_mask", "vague error that does not name the index", {
         'f"global token index {i} is out of range for n = {n}"':
             'f"global token index out of range for n = {n}"',

@@ -102,29 +102,37 @@ CASES = [
     Mutation("causal_linear_attention", "not causal: sums over all positions", {
         "torch.cumsum(outer, dim=-3)": "outer.sum(dim=-3, keepdim=True)",
         "torch.cumsum(phi_k, dim=-2)": "phi_k.sum(dim=-2, keepdim=True)",
-    }),
+    }, message="every position sees ALL keys: position i may only use keys 0..i"),
     Mutation("causal_linear_attention", "strictly causal: j < i", {
         "torch.cumsum(outer, dim=-3)": "torch.cumsum(outer, dim=-3) - outer",
         "torch.cumsum(phi_k, dim=-2)": "torch.cumsum(phi_k, dim=-2) - phi_k",
-    }),
+    }, message="position i sees only keys j < i: it must also see itself"),
     Case("causal_linear_attention", "wrong", "causal softmax attention instead", '''
 def causal_linear_attention(Q, K, V, eps=1e-6):
     return F.scaled_dot_product_attention(Q, K, V, is_causal=True)
-'''),
+''', message="causal SOFTMAX attention: use the feature map"),
     Mutation("causal_linear_attention", "relu feature map", {
         "phi_q = F.elu(Q) + 1": "phi_q = torch.relu(Q)",
         "phi_k = F.elu(K) + 1": "phi_k = torch.relu(K)",
-    }),
+    }, message="the feature map is relu(x), not elu(x) + 1"),
+    Mutation("causal_linear_attention", "elu feature map without the + 1", {
+        "phi_q = F.elu(Q) + 1": "phi_q = F.elu(Q)",
+        "phi_k = F.elu(K) + 1": "phi_k = F.elu(K)",
+    }, message="the feature map is elu(x), without the + 1"),
+    Mutation("causal_linear_attention", "exp feature map", {
+        "phi_q = F.elu(Q) + 1": "phi_q = torch.exp(Q)",
+        "phi_k = F.elu(K) + 1": "phi_k = torch.exp(K)",
+    }, message="the feature map is exp(x): that is (unscaled) softmax attention"),
     Mutation("causal_linear_attention", "denominator missing", {
         "return numerator / (denominator + eps)": "return numerator",
-    }),
+    }, message="the denominator phi(q_i)^T z_i + eps is missing"),
     Mutation("causal_linear_attention", "cumsum over d_k instead of positions", {
         "torch.cumsum(outer, dim=-3)": "torch.cumsum(outer, dim=-2)",
         "torch.cumsum(phi_k, dim=-2)": "torch.cumsum(phi_k, dim=-1)",
     }),
     Mutation("causal_linear_attention", "phi applied to V too", {
         "* V.unsqueeze(-2)": "* (F.elu(V) + 1).unsqueeze(-2)",
-    }),
+    }, message="phi is applied to V: it acts on queries and keys only"),
     Mutation("causal_linear_attention", "eps argument ignored (1e-6 hard-coded)", {
         "(denominator + eps)": "(denominator + 1e-6)",
     }),

@@ -88,18 +88,18 @@ def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
     # ------------------------------------------------------------------ graph_attention
     Mutation("graph_attention", "mask transposed, attends over out-neighbours", {
         "adjacency_mask(edge_index, X.shape[0])": "adjacency_mask(edge_index, X.shape[0]).T",
-    }),
+    }, message="the mask is transposed: node i attended over its OUT-neighbours"),
     Mutation("graph_attention", "no 1/sqrt(d_k) scaling", {
         "scores = Q @ K.T / math.sqrt(Q.shape[-1])": "scores = Q @ K.T",
-    }),
+    }, message="the scores are not divided by sqrt(d_k)"),
     Mutation("graph_attention", "scaled by sqrt(d), the input size", {
         "math.sqrt(Q.shape[-1])": "math.sqrt(X.shape[-1])",
-    }),
+    }, message="the scores are divided by sqrt(d), the input size"),
     Mutation("graph_attention", "softmax over all nodes, no mask", {
         "mask = adjacency_mask(edge_index, X.shape[0])": (
             "mask = torch.ones(X.shape[0], X.shape[0], dtype=torch.bool)"
         ),
-    }),
+    }, message="the mask is ignored: the softmax runs over all nodes"),
     Mutation("graph_attention", "softmax over the queries (dim=0)", {
         'float("-inf")), dim=-1)': 'float("-inf")), dim=0)',
     }, message="normalises over the wrong axis"),
@@ -109,7 +109,7 @@ def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
     Mutation("graph_attention", "uniform weights (mean of all V) for isolated nodes", {
         'float("-inf")': "-1e9",
         ZERO_ISOLATED: "",
-    }),
+    }, message="got the mean of all values, i.e. uniform weights over all nodes"),
     Mutation("graph_attention", "weights not transposed, X @ W_q", {
         "Q, K, V = X @ W_q.T, X @ W_k.T, X @ W_v.T": "Q, K, V = X @ W_q, X @ W_k, X @ W_v",
     }, message="With X (N, d) and W_q (d_k, d), the queries are Q = X @ W_q.T of"),
@@ -117,7 +117,7 @@ def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
         "adjacency_mask(edge_index, X.shape[0])": (
             "adjacency_mask(edge_index, X.shape[0], add_self_loops=True)"
         ),
-    }),
+    }, message="self-loops were added: a node attends to itself only if"),
     Mutation("graph_attention", "hard-codes float32", {
         "    Q, K, V =": "    X, W_q, W_k, W_v = X.float(), W_q.float(), W_k.float(), W_v.float()\n"
         "    Q, K, V =",

@@ -12,14 +12,14 @@ CASES = [
     # ------------------------------------------------------------ PositionwiseFeedForward
     Mutation("PositionwiseFeedForward", "ReLU missing", {
         "hidden = torch.relu(self.linear1(X))": "hidden = self.linear1(X)",
-    }),
+    }, message="the ReLU is missing: two linear layers in a row are just one linear map"),
     Mutation("PositionwiseFeedForward", "ReLU after the second layer too", {
         "return self.linear2(self.dropout(hidden))":
             "return torch.relu(self.linear2(self.dropout(hidden)))",
-    }),
+    }, message="a ReLU after the second layer too: the output must be able to be negative"),
     Mutation("PositionwiseFeedForward", "GELU instead of ReLU", {
         "hidden = torch.relu(self.linear1(X))": "hidden = F.gelu(self.linear1(X))",
-    }),
+    }, message="GELU instead of ReLU (nn.TransformerEncoderLayer's default is ReLU)"),
     Mutation("PositionwiseFeedForward", "F.dropout left on in eval mode", {
         "self.linear2(self.dropout(hidden))": "self.linear2(F.dropout(hidden, self.dropout.p))",
     }, message="After .eval() PositionwiseFeedForward still gives a different output"),
@@ -129,7 +129,7 @@ def layer_norm(x, gamma, beta, eps=1e-5):
             "Z = self.norm1(X)\n            H = Z + self.attention(Z, mask)[0]",
         "return H + self.feed_forward(self.norm2(H))":
             "Z = self.norm2(H)\n            return Z + self.feed_forward(Z)",
-    }),
+    }, message="the residual is added to the normalised input, LN(X) + sublayer(LN(X))"),
     Mutation("EncoderBlock", "no residual connections", {
         "H = X + self.attention(self.norm1(X), mask)[0]":
             "H = self.attention(self.norm1(X), mask)[0]",
@@ -137,16 +137,24 @@ def layer_norm(x, gamma, beta, eps=1e-5):
         "H = self.norm1(X + self.attention(X, mask)[0])":
             "H = self.norm1(self.attention(X, mask)[0])",
         "return self.norm2(H + self.feed_forward(H))": "return self.norm2(self.feed_forward(H))",
-    }),
+    }, message="no residual connections: add each sublayer's input to its output"),
     Mutation("EncoderBlock", "norm_first ignored (always post-norm)", {
         "self.norm_first = norm_first": "self.norm_first = False",
-    }),
+    }, message="a post-norm block: norm_first=True must give pre-norm"),
+    Mutation("EncoderBlock", "norm_first read the other way round", {
+        "self.norm_first = norm_first": "self.norm_first = not norm_first",
+    }, message="a pre-norm block: with norm_first=False normalise each sum"),
+    Mutation("EncoderBlock", "pre-norm without residual connections", {
+        "H = X + self.attention(self.norm1(X), mask)[0]":
+            "H = self.attention(self.norm1(X), mask)[0]",
+        "return H + self.feed_forward(self.norm2(H))": "return self.feed_forward(self.norm2(H))",
+    }, message="is not right: it looks like no residual connections."),
     Mutation("EncoderBlock", "post-norm normalises the sublayer output before the residual", {
         "H = self.norm1(X + self.attention(X, mask)[0])":
             "H = X + self.norm1(self.attention(X, mask)[0])",
         "return self.norm2(H + self.feed_forward(H))":
             "return H + self.norm2(self.feed_forward(H))",
-    }),
+    }, message="the LayerNorm is applied to the sublayer's output before the residual"),
     Mutation("EncoderBlock", "mask not passed to the attention", {
         "self.attention(self.norm1(X), mask)[0]": "self.attention(self.norm1(X))[0]",
         "self.attention(X, mask)[0]": "self.attention(X)[0]",
@@ -155,7 +163,7 @@ def layer_norm(x, gamma, beta, eps=1e-5):
         "self.feed_forward(self.norm2(H))": "self.feed_forward(self.norm1(H))",
         "return self.norm2(H + self.feed_forward(H))":
             "return self.norm1(H + self.feed_forward(H))",
-    }),
+    }, message="norm1 is used for both sublayers: the feed-forward sublayer has its own norm2"),
     Mutation("EncoderBlock", "one LayerNorm self.norm shared by both sublayers", {
         "        self.norm1 = nn.LayerNorm(d_model)\n        self.norm2 = nn.LayerNorm(d_model)\n":
             "        self.norm = nn.LayerNorm(d_model)\n",

@@ -14,6 +14,7 @@ repository = "owner/name"
 branch = "main"
 function_points = [1, 3]
 notebook_points = [8, 15]
+max_exercises = 5
 """
 
 ENTRY = """
@@ -100,6 +101,12 @@ def test_records_compute_heading_number_and_points() -> None:
         (MINIMAL + ENTRY.format(id="02_b") + ENTRY.format(id="01_a"), "out of order"),
         (MINIMAL + ENTRY.format(id="01_a").replace("minutes = 30\n", ""), "no 'minutes'"),
         (MINIMAL + ENTRY.format(id="01_a").replace("points = 3\n", ""), "no 'points'"),
+        (
+            MINIMAL.replace("max_exercises = 5", "max_exercises = 1")
+            + ENTRY.format(id="01_a")
+            + '[[notebook.exercise]]\nname = "g"\nparameters = ["x"]\npoints = 2\n',
+            "01_a has 2 graded functions; a notebook has at most 1 \\(max_exercises\\)",
+        ),
         (
             MINIMAL
             + ENTRY.format(id="01_a")

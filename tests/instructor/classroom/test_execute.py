@@ -59,7 +59,9 @@ def test_a_kernel_without_the_grader_s_code_is_an_error_of_the_grader(
 ) -> None:
     """If the kernel cannot import the course (not installed where it runs), the grader
     says so before any student is scored, instead of scoring everyone 0."""
-    monkeypatch.setattr(execute, "_start_lines", lambda workdir, probes: ["import no_such_course"])
+    monkeypatch.setattr(
+        execute, "_start_lines", lambda workdir, probes, figures: ["import no_such_course"]
+    )
     with pytest.raises(execute.GraderEnvironmentError, match="cannot load the grader's code"):
         execute.check_kernel_environment(limits)
 
@@ -89,3 +91,20 @@ def test_test_cells_are_judged_outside_the_kernel(release: nbformat.NotebookNode
 
 def _errors(cell: nbformat.NotebookNode) -> list:
     return [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
+
+
+@pytest.mark.parametrize(("figures", "drawn"), [(False, False), (True, True)])
+def test_figures_are_drawn_only_when_asked(figures: bool, drawn: bool, limits: Limits) -> None:
+    """By default the grader leaves a figure as its text (drawing decides no grade and costs
+    time); ``figures=True`` (``grade --figures``) draws it as nbgrader would."""
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell("%matplotlib inline\nimport matplotlib.pyplot as plt"),
+        nbformat.v4.new_code_cell("plt.plot([0, 1], [1, 0])\nplt.show()"),
+    ]
+    result = execute.execute_notebook(dict(notebook), "figures", limits, figures=figures)
+    assert result.outcome == "ok", result.detail
+    outputs = nbformat.from_dict(result.notebook).cells[1].outputs
+    kinds = {kind for output in outputs for kind in output.get("data", {})}
+    assert ("image/png" in kinds) is drawn, outputs
+    assert "text/plain" in kinds and not _errors(nbformat.from_dict(result.notebook).cells[1])
