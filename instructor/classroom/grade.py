@@ -202,8 +202,9 @@ class ClassGrader:
         graded: dict[HandIn, HandInSummary] = {}
         staged: dict[HandIn, Staged] = {}
         results: dict[HandIn, dict[str, ExecutionResult]] = {}
-        bar = tqdm(total=len(todo), unit="submission", disable=not self.progress)
         with self._dask() as client:
+            # After the cluster's check: a refused cluster's message is not glued to a bar.
+            bar = tqdm(total=len(todo), unit="submission", disable=not self.progress)
             futures = {}
             nothing_to_run = []
             # Runs on a worker next to the first notebooks; nothing is recorded before it

@@ -2,7 +2,8 @@
 """Every known-mistake message that a visible test can show is proven by a grading case.
 
 A visible test names a mistake in two ways: a key of a ``known_mistakes={...}`` argument
-(``helpers.checks.check_close`` and friends print it when the answer equals that mistake),
+(``helpers.checks.check_close`` and friends print it when the answer equals that mistake;
+also the third argument of ``check_no_known_mistake``, and a dict bound to a name first),
 or the message of a ``raise AssertionError(...)`` the test cell raises itself. For each
 one, some wrong case of the same function in ``tests/grading_cases/<id>.py`` must carry a
 ``message`` that shares at least ``MIN_PHRASE`` characters in a row with its text (its
@@ -104,11 +105,20 @@ def known_messages(assignment: str) -> list[KnownMessage]:
         named = _dicts_by_name(tree)
         for node in ast.walk(tree):
             texts: list[ast.AST] = []
+            argument = None
             if isinstance(node, ast.keyword) and node.arg == "known_mistakes":
-                mistakes = _mistake_dict(node.value, named)
+                argument = node.value
+            elif (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", "") == "check_no_known_mistake"
+                and len(node.args) >= 3
+            ):
+                argument = node.args[2]  # check_no_known_mistake(value, name, known_mistakes)
+            if argument is not None:
+                mistakes = _mistake_dict(argument, named)
                 if mistakes is None:
                     raise AssertionError(
-                        f"{assignment} {test}: known_mistakes={ast.unparse(node.value)} is "
+                        f"{assignment} {test}: known mistakes {ast.unparse(argument)} are "
                         "not a dict this test can read (write it in place or bind it to a name)"
                     )
                 texts = [k for k in mistakes.keys if k is not None]
@@ -170,6 +180,7 @@ def test_messages_are_found_in_test_cells() -> None:
         ("08_rnn_vs_attention", "the feature map is relu(x)"),  # mistakes_t, and comprehensions
         ("09_gnn", "the mask is transposed"),  # known_t
         ("10_transformer_block", "a pre-norm block"),  # mistakes_t
+        ("07_cnn_vs_attention", "img.reshape(num_patches"),  # check_no_known_mistake(..., {})
     ],
 )
 def test_messages_bound_to_a_name_are_found(assignment: str, start: str) -> None:

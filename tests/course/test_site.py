@@ -333,6 +333,37 @@ def test_every_slider_shows_its_static_figure_once() -> None:
     assert sliders >= 4, f"{sliders} sliders found in the notebooks, at least 4 expected"
 
 
+@pytest.mark.parametrize("template", ["lab", "classic"])
+def test_every_slider_shows_one_figure_in_static_html(template: str) -> None:
+    """Outside a live front end (nbconvert's HTML, as GitHub and nbviewer show a notebook
+    from its stored outputs, without widget state): each slider's cell shows one image."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    from instructor import site
+
+    exporter = HTMLExporter(template_name=template)
+    sliders = 0
+    for notebook_id in IDS:
+        solution = anatomy.read_solution(notebook_id)
+        for cell in solution.cells:
+            outputs = cell.get("outputs", [])
+            if not any(
+                site.WIDGET_VIEW in o.get("data", {}) and "image/png" in o.get("data", {})
+                for o in outputs
+            ):
+                continue
+            sliders += 1
+            alone = nbformat.v4.new_notebook(metadata=solution.metadata, cells=[cell])
+            body, _ = exporter.from_notebook_node(alone)
+            images = body.count("<img")
+            assert images == 1, (
+                f"{notebook_id}, cell {cell.id}: nbconvert's {template} HTML shows {images} "
+                "figures; a slider's cell shows one"
+            )
+    assert sliders >= 4, f"{sliders} sliders found in the notebooks, at least 4 expected"
+
+
 def save_screenshot(page) -> None:
     """Notebook 05's first exercise: its prose and math, the exercise as a stub, and the
     figure of the solution's stored output."""

@@ -65,3 +65,21 @@ def test_a_worker_without_the_course_is_named(scheduler: str, tmp_path: Path) ->
     assert "1 of 1 worker(s)" in message
     assert "cannot import the course (ModuleNotFoundError" in message, message
     assert f"dask worker {scheduler}" in message and str(COURSE_ROOT) in message
+
+
+def test_grade_with_a_scheduler_without_workers_exits_with_code_2(
+    scheduler: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same check through the command an instructor types: ``grade --scheduler``."""
+    from instructor.classroom.__main__ import main
+    from instructor.scratch_course import ScratchCourse
+
+    course = ScratchCourse(tmp_path, "01_vector_sets")
+    course.generate()
+    started = time.perf_counter()
+    code = main(["grade", course.assignment, "--root", str(course.root), "--scheduler", scheduler])
+    assert time.perf_counter() - started < 30
+    assert code == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error: " in line]
+    assert len(errors) == 1 and errors[0].startswith("error: "), errors
+    assert "has no worker" in errors[0]

@@ -120,6 +120,28 @@ def test_hostile_submission_gains_nothing(graded: dict, hostile) -> None:
     assert hostile.note in notes, f"{hostile.description}: expected {hostile.note!r} in\n{notes}"
 
 
+def test_a_time_limit_the_grader_enforced_is_reported_as_the_grader_s(graded: dict) -> None:
+    """A cell stopped at the cell time limit, and a notebook stopped at the notebook's, are
+    both said to be stopped by the grader, never blamed on a signal of the student's."""
+    root = graded["root"]
+    autograded = root / "autograded" / "infinite_loop" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    errors = [
+        output
+        for cell in nbformat.read(autograded, as_version=4).cells
+        for output in cell.get("outputs", [])
+        if output.get("output_type") == "error"
+    ]
+    assert any(
+        e.ename == "CellTimeoutError"
+        and "the grader stopped the cell at its time limit" in e.evalue
+        for e in errors
+    ), [(e.ename, e.evalue) for e in errors]
+    stopped = graded["summaries"]["unstoppable_loop"].notebooks[ASSIGNMENT]
+    assert any("the grader stopped it" in note for note in stopped.notes), stopped
+    report = (root / "reports" / "integrity.md").read_text()
+    assert "sent a signal" not in report.split("## unstoppable_loop", 1)[1].split("\n## ", 1)[0]
+
+
 def test_gradebook_and_submissions_are_intact(graded: dict) -> None:
     root = graded["root"]
     assert _hashes(root / "submitted") == graded["before"]

@@ -61,3 +61,52 @@ def test_zip_options_need_a_zip(course: ScratchCourse) -> None:
     with pytest.raises(SystemExit) as exit_:
         main(["grade", course.assignment, "--root", str(course.root), "--lms", "canvas"])
     assert exit_.value.code == 2
+
+
+def test_a_kernel_that_cannot_load_the_grader_exits_with_code_2(
+    course: ScratchCourse, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The command line's side of test_grade.py's environment test: one error line, exit
+    code 2, and no grade recorded."""
+    import nbformat
+    from nbgrader.api import Gradebook
+
+    from instructor.classroom import grade as grade_module
+    from instructor.classroom.execute import GraderEnvironmentError
+
+    def broken_environment(limits: object) -> None:
+        # Sent to the worker by value (a local function): a kernel without the course.
+        raise GraderEnvironmentError("the kernel cannot load the grader's code (simulated)")
+
+    monkeypatch.setattr(grade_module, "check_kernel_environment", broken_environment)
+    folder = course.root / "submitted" / "alice" / course.assignment
+    folder.mkdir(parents=True)
+    nbformat.write(course.solved(demos=False), folder / course.notebook_name)
+    code = main(
+        ["grade", course.assignment, "--root", str(course.root), "--workers", "1", "--no-feedback"]
+    )
+    assert code == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error: " in line]
+    assert errors == ["error: the kernel cannot load the grader's code (simulated)"], errors
+    with Gradebook(f"sqlite:///{course.root / 'gradebook.db'}") as gradebook:
+        assert not gradebook.assignment_submissions(course.assignment)
+
+
+def test_student_picks_whom_to_grade(
+    course: ScratchCourse, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--student ID`` reaches the grader: only that student is graded (here one with no
+    submission, which the run names, so nothing is graded)."""
+    import nbformat
+
+    folder = course.root / "submitted" / "alice" / course.assignment
+    folder.mkdir(parents=True)
+    nbformat.write(course.solved(demos=False), folder / course.notebook_name)
+    code = main(
+        ["grade", course.assignment, "--root", str(course.root), "--student", "bob"]
+        + ["--workers", "1", "--no-feedback"]
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "no submission from bob" in out, out
+    assert "0 submission(s) to grade" in out, out
