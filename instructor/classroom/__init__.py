@@ -14,13 +14,16 @@ Modules, one job each:
 - :mod:`.integrity`: what a submitted file changed in the released notebook;
 - :mod:`.execute`: one notebook in a sandboxed kernel, its test cells judged;
 - :mod:`.sandbox`: bubblewrap and limits; :mod:`.guard`: runs inside the kernel;
+- :mod:`.zygote`: a sandboxed process that has imported torch once and forks each
+  notebook's kernel; :mod:`.forked_kernel`: the grader's side of it (as root with bwrap);
 - :mod:`.replay`: the sandboxed outputs recorded through nbgrader's ``autograde``;
 - :mod:`.feedback`: nbgrader's feedback HTML; :mod:`.reports`: grades CSV, integrity report;
 - :mod:`.similarity`: near copies of the solutions or of each other.
 
+- :mod:`.records`: the typed records the parts hand each other.
+
 LMS downloads are read by :mod:`instructor.lms.intake`; grades for an LMS are written by
 :mod:`instructor.lms.export`.
-- :mod:`.records`: the typed records the parts hand each other.
 
 The benchmark against plain nbgrader is :mod:`instructor.benchmark_class_grading`.
 Importing this package is cheap: Dask and nbgrader load when grading starts.

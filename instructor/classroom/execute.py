@@ -13,6 +13,10 @@ a test cell passes when its code, run here, raises nothing. nbgrader then scores
 as usual. A test cell the notebook never reached (time limit, dead kernel) gets an error
 output, so that its empty output is not read as a pass.
 
+Where the grader is root with bubblewrap, the kernel is forked from the worker's zygote
+(:mod:`.zygote`, :mod:`.forked_kernel`), which has imported torch and the rest once;
+elsewhere each kernel starts from scratch in a sandbox of its own (:mod:`.sandbox`).
+
 The guard (:mod:`.guard`) still runs in the kernel before each test cell, as defence in
 depth: what it finds replaced goes to the integrity report, and no grade depends on it.
 """
@@ -29,6 +33,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
 from queue import Empty
@@ -44,6 +49,13 @@ from nbformat import NotebookNode
 from instructor import anatomy
 from instructor.paths import SOLUTIONS
 
+from .forked_kernel import (
+    Zygote,
+    ZygoteError,
+    ZygoteProvisioner,
+    zygote_available,
+    zygote_for_worker,
+)
 from .guard import REPORT_PREFIX
 from .probe import Channel, KernelGone, ProbeError, ProbeTimeout
 from .records import ExecutionResult, ZeroedTest
@@ -85,19 +97,39 @@ class SandboxedKernelManager(AsyncKernelManager):
     """
 
     def __init__(
-        self, workdir: Path, probes: Path, limits: Limits, uid: int, **kwargs: Any
+        self,
+        workdir: Path,
+        probes: Path,
+        limits: Limits,
+        uid: int,
+        zygote: Zygote | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(kernel_name="python3", transport="ipc", **kwargs)
         self.uid = uid
         self.workdir = workdir
         self.probes = probes
         self.limits = limits
+        self.zygote = zygote
         self.ip = str(workdir / "kernel")
         self.connection_file = str(workdir / "kernel.json")
 
     def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
         command = super().format_kernel_cmd(extra_arguments)
+        if self.zygote is not None:
+            return command  # the zygote's sandbox, user id and limits apply to its child
         return sandbox_command(command, self.workdir, self.limits, self.uid, self.probes)
+
+    async def _async_pre_start_kernel(self, **kw: Any) -> tuple[list[str], dict[str, Any]]:
+        if self.zygote is not None and self.provisioner is None:
+            self.kernel_id = self.kernel_id or str(uuid.uuid4())
+            provisioner = ZygoteProvisioner(
+                kernel_id=self.kernel_id, kernel_spec=self.kernel_spec, parent=self
+            )
+            provisioner.zygote, provisioner.workdir = self.zygote, self.workdir
+            provisioner.uid, provisioner.limits = self.uid, self.limits
+            self.provisioner = provisioner
+        return await super()._async_pre_start_kernel(**kw)
 
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
         # The kernel's own console chatter is not the grader's business.
@@ -252,16 +284,16 @@ def _start_lines(workdir: Path, probes: Path, figures: bool = False) -> list[str
     return lines
 
 
-def _prepare_probes() -> Path:
+def _prepare_probes(parent: Path | None) -> Path:
     """The grader's folder for the probes: the kernel may read it, and write only where
     :class:`.probe.Channel` lets it (never a name the grader writes to)."""
-    probes = Path(tempfile.mkdtemp(prefix="probes-"))
+    probes = Path(tempfile.mkdtemp(prefix="probes-", dir=parent))
     os.chmod(probes, 0o755)
     return probes
 
 
-def _prepare_workdir(nb_name: str, uid: int) -> Path:
-    workdir = Path(tempfile.mkdtemp(prefix=f"grade-{nb_name}-"))
+def _prepare_workdir(nb_name: str, uid: int, parent: Path | None) -> Path:
+    workdir = Path(tempfile.mkdtemp(prefix=f"grade-{nb_name}-", dir=parent))
     (workdir / ".matplotlib").mkdir()
     # The font cache, copied so that matplotlib does not rebuild it in every kernel (~1 s).
     for cache in glob.glob(os.path.expanduser("~/.cache/matplotlib/fontlist-*.json")):
@@ -345,8 +377,19 @@ def _execute_once(
     nb = nbformat.from_dict(notebook)
     guarded, plan = _with_guards(nb)
     uid = sandbox_uid()
-    workdir = _prepare_workdir(name, uid)
-    probes = _prepare_probes()
+    zygote = None
+    if zygote_available():
+        try:
+            zygote = zygote_for_worker()
+        except ZygoteError as error:
+            raise GraderEnvironmentError(
+                f"the kernel cannot load the grader's code: {error}. Install the course "
+                "package (pip install -e '.[instructor]') in the environment the kernel "
+                "runs in."
+            ) from None
+    slots = zygote.slots if zygote is not None else None
+    workdir = _prepare_workdir(name, uid, slots)
+    probes = _prepare_probes(slots)
     own_uid = os.geteuid() == 0 and isolation() == "bwrap"
     (workdir / f"{name}.ipynb").write_text(nbformat.writes(nb))
     first_code: dict[str, float] = {}
@@ -369,7 +412,7 @@ def _execute_once(
         if anatomy.has_tag(cell, anatomy.IMPORTS_TAG) and "seconds" not in first_code:
             first_code["seconds"] = time.perf_counter() - start
 
-    km = SandboxedKernelManager(workdir, probes, limits, uid)
+    km = SandboxedKernelManager(workdir, probes, limits, uid, zygote)
     client = GradingClient(
         guarded,
         km=km,

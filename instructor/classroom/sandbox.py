@@ -24,7 +24,14 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Limits", "isolation", "sandbox_command", "sandbox_uid"]
+__all__ = [
+    "Limits",
+    "isolation",
+    "kernel_environment",
+    "sandbox_command",
+    "sandbox_uid",
+    "zygote_command",
+]
 
 FIRST_UID = 61000
 """Kernels started by root run as an unprivileged user id from here on: one per kernel, since
@@ -120,20 +127,23 @@ def _limits_command(limits: Limits, own_uid: bool) -> list[str]:
     ]
 
 
-def sandbox_command(
-    command: list[str], workdir: Path, limits: Limits, uid: int, shared: Path | None = None
-) -> list[str]:
-    """``command`` wrapped so that it runs isolated, with ``workdir`` its only writable folder.
+def kernel_environment(workdir: Path) -> dict[str, str]:
+    """The whole environment of a kernel whose only writable folder is ``workdir``."""
+    return {
+        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        "HOME": str(workdir),
+        "MPLCONFIGDIR": str(workdir / ".matplotlib"),
+        "IPYTHONDIR": str(workdir / ".ipython"),
+        "JUPYTER_RUNTIME_DIR": str(workdir / ".jupyter"),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "LANG": "C.UTF-8",
+    }
 
-    Args:
-        uid: the user id to run as when the grader is root (see :func:`sandbox_uid`).
-        shared: a folder of the grader's that the kernel sees too (the probes' folder: its
-            permissions, not the sandbox, say what the kernel may write there).
-    """
-    own_uid = os.geteuid() == 0 and isolation() == "bwrap"
-    limited = _limits_command(limits, own_uid) + command
-    if isolation() != "bwrap":
-        return limited
+
+def _bwrap(writable: list[Path], home: Path) -> list[str]:
+    """bwrap's arguments up to the command: new namespaces, the system and the Python
+    environment read-only, ``writable`` the only folders it may write, ``home`` its working
+    folder and the root of its environment (:func:`kernel_environment`)."""
     args = [
         "bwrap",
         "--unshare-net",
@@ -165,19 +175,29 @@ def sandbox_command(
         for parent in reversed(path.parents[:-1]):
             args += ["--perms", "0755", "--dir", str(parent)]
         args += ["--ro-bind", str(path), str(path)]
-    args += ["--bind", str(workdir), str(workdir), "--chdir", str(workdir)]
-    if shared is not None:
-        args += ["--bind", str(shared), str(shared)]
-    args += ["--clearenv", "--setenv", "PATH", f"{Path(sys.executable).parent}:/usr/bin:/bin"]
-    for key, value in {
-        "HOME": str(workdir),
-        "MPLCONFIGDIR": str(workdir / ".matplotlib"),
-        "IPYTHONDIR": str(workdir / ".ipython"),
-        "JUPYTER_RUNTIME_DIR": str(workdir / ".jupyter"),
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "LANG": "C.UTF-8",
-    }.items():
+    for path in writable:
+        args += ["--bind", str(path), str(path)]
+    args += ["--chdir", str(home), "--clearenv"]
+    for key, value in kernel_environment(home).items():
         args += ["--setenv", key, value]
+    return args
+
+
+def sandbox_command(
+    command: list[str], workdir: Path, limits: Limits, uid: int, shared: Path | None = None
+) -> list[str]:
+    """``command`` wrapped so that it runs isolated, with ``workdir`` its only writable folder.
+
+    Args:
+        uid: the user id to run as when the grader is root (see :func:`sandbox_uid`).
+        shared: a folder of the grader's that the kernel sees too (the probes' folder: its
+            permissions, not the sandbox, say what the kernel may write there).
+    """
+    own_uid = os.geteuid() == 0 and isolation() == "bwrap"
+    limited = _limits_command(limits, own_uid) + command
+    if isolation() != "bwrap":
+        return limited
+    args = _bwrap([workdir] + ([shared] if shared is not None else []), workdir)
     if os.geteuid() == 0:
         # bwrap drops every capability; keep the two setpriv needs to leave root.
         args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--"]
@@ -192,3 +212,11 @@ def sandbox_command(
     else:
         args += ["--"]
     return args + limited
+
+
+def zygote_command(command: list[str], slots: Path) -> list[str]:
+    """``command`` (the kernel zygote, :mod:`.zygote`) in a sandbox like a kernel's, with
+    ``slots`` its only writable folder, keeping the three capabilities it needs to turn each
+    forked child into a kernel of its own user id and to end that user's processes."""
+    caps = ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_KILL"]
+    return [*_bwrap([slots], slots), *caps, "--", *command]
