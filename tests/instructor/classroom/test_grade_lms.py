@@ -22,6 +22,7 @@ from nbgrader.api import Gradebook
 
 from instructor import registry
 from instructor.classroom.__main__ import main
+from instructor.lms.export import BLACKBOARD_IDENTITY, format_points
 from instructor.scratch_course import ScratchCourse
 
 pytestmark = pytest.mark.xdist_group("classroom-lms")
@@ -194,6 +195,14 @@ def test_blackboard_download(
     assert scores["jsmith"] == (PARTIAL, pytest.approx(0.3 * PARTIAL))
     stamp = course.root / "submitted" / "jsmith" / A / "timestamp.txt"
     assert stamp.read_text().startswith("2026-11-20 02:30:00")
+    # blackboard.csv, read back by its documented columns: one row per username, the
+    # assignment's "[Total Pts: N Score]" column holding the points after the penalty.
+    header, *rows = _report(course, "blackboard.csv")
+    assert header[:6] == list(BLACKBOARD_IDENTITY)
+    column = next(i for i, title in enumerate(header) if title.endswith(" Score]"))
+    assert f"[Total Pts: {format_points(SOLVED)} Score]" in header[column]
+    totals = {row[header.index("Username")]: float(row[column]) for row in rows}
+    assert totals == {"mary_ann": SOLVED, "jsmith": pytest.approx(0.7 * PARTIAL, abs=0.01)}
 
 
 @pytest.mark.parametrize(
