@@ -28,6 +28,7 @@ from pathlib import Path
 import nbformat
 
 from instructor import anatomy
+from instructor.classroom.forked_kernel import zygote_available
 from instructor.classroom.grade import ClassGrader
 from instructor.paths import BENCHMARKS
 from instructor.scratch_course import ScratchCourse, nbgrader_env
@@ -215,6 +216,13 @@ def run(students: int, repeats: int, output: Path) -> str:
         f"(default), {plain_seconds / timings['figures']:.2f}x with `--figures`.",
         "- The class grader leaves figures as their text by default (no grade depends on "
         "them); nbgrader and bare execution draw them.",
+        "- The class grader's kernels: "
+        + (
+            "forked from one zygote per worker, which imported torch and the rest once "
+            "(root with bubblewrap: docs/instructors.md)."
+            if zygote_available()
+            else "each started from scratch (no zygote: not root, or no bubblewrap)."
+        ),
         "- Cost per notebook: core-seconds, wall time x cores / notebooks for the classroom "
         "grader (it uses every core), wall time / notebooks for the sequential ones; the "
         "invalid files are not executed by either grader and are left out of the bare sum.",

@@ -14,8 +14,10 @@ seeing the next one's. Elsewhere each kernel is started from scratch by
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import json
+import multiprocessing.util
 import os
 import select
 import shutil
@@ -25,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +64,7 @@ class Zygote:
 
     process: subprocess.Popen
     slots: Path
+    owner: int = field(default_factory=os.getpid)
 
     @property
     def socket_path(self) -> Path:
@@ -110,6 +113,17 @@ class Zygote:
 
 _ZYGOTE: Zygote | None = None
 _LOCK = threading.Lock()
+
+
+@atexit.register
+def _stop_zygote() -> None:
+    # Only the process that started it: a forked copy of this one must not stop it.
+    if _ZYGOTE is not None and _ZYGOTE.owner == os.getpid():
+        _ZYGOTE.stop()
+
+
+# A Dask worker is a multiprocessing child, which ends without running atexit handlers.
+multiprocessing.util.Finalize(None, _stop_zygote, exitpriority=10)
 
 
 def zygote_for_worker() -> Zygote:
