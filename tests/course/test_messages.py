@@ -1,10 +1,12 @@
 # ruff: noqa: E501 - UNPROVEN quotes the test cells' messages whole
 """Every known-mistake message that a visible test can show is proven by a grading case.
 
-A visible test names a mistake in two ways: a key of a ``known_mistakes={...}`` argument
+A visible test names a mistake in three ways: a key of a ``known_mistakes={...}`` argument
 (``helpers.checks.check_close`` and friends print it when the answer equals that mistake;
 also the third argument of ``check_no_known_mistake``, and a dict bound to a name first),
-or the message of a ``raise AssertionError(...)`` the test cell raises itself. For each
+the ``hint=`` of a check that measures the answer (``check_largest_tensor``,
+``check_no_loop_over_positions``: how to avoid the big tensor or the loop), or the message
+of a ``raise AssertionError(...)`` the test cell raises itself. For each
 one, some wrong case of the same function in ``tests/grading_cases/<id>.py`` must carry a
 ``message`` that shares at least ``MIN_PHRASE`` characters in a row with its text (its
 literal part: a phrase may run on into a placeholder's value);
@@ -122,6 +124,8 @@ def known_messages(assignment: str) -> list[KnownMessage]:
                         "not a dict this test can read (write it in place or bind it to a name)"
                     )
                 texts = [k for k in mistakes.keys if k is not None]
+            elif isinstance(node, ast.keyword) and node.arg == "hint":
+                texts = [node.value]  # check_largest_tensor(..., hint=...) and friends
             elif (
                 isinstance(node, ast.Raise)
                 and isinstance(node.exc, ast.Call)
@@ -172,6 +176,12 @@ def test_messages_are_found_in_test_cells() -> None:
     assert any(m.text.startswith("the upper triangle") for m in known_messages("03_matrix_form")), (
         "the known_mistakes keys of 03's test_causal_mask were not found"
     )
+
+
+def test_hints_are_found_in_test_cells() -> None:
+    assert any(
+        m.text.startswith("Compute phi(K)^T V") for m in known_messages("06_efficient_attention")
+    ), "the hint= of 06's check_largest_tensor for linear_attention was not found"
 
 
 @pytest.mark.parametrize(

@@ -250,12 +250,30 @@ def frame_signal(signal, frame_length, hop_length):
             "for j in range(2 * k + 1)": "for j in range(3)",
         },
     ),
+    Mutation(
+        "context_window",
+        "no check of X's dimensions, the shape read from its last two",
+        {
+            'if X.dim() != 2:\n        raise ValueError(f"X must be 2-D (n, d), got shape '
+            '{tuple(X.shape)}")\n    ': "",
+            "n, d = X.shape": "n, d = X.shape[-2:]",
+        },
+        message="should raise ValueError for X of shape (2, 3, 2)",
+    ),
+    Mutation(
+        "context_window",
+        "no error for a negative k",
+        {'if k < 0:\n        raise ValueError(f"k must be >= 0, got {k}")\n    ': ""},
+        message="should raise ValueError for a negative k (k = -1)",
+    ),
     Case(
         "context_window",
         "right",
         "double loop into a zero tensor",
         """
 def context_window(X, k):
+    if X.ndim != 2 or k < 0:
+        raise ValueError(f"need a 2-D X and k >= 0, got shape {tuple(X.shape)} and k = {k}")
     n, d = X.shape
     out = X.new_zeros(n, 2 * k + 1, d)
     for i in range(n):
@@ -274,6 +292,8 @@ import torch.nn.functional as F
 
 
 def context_window(X, k):
+    if k < 0:  # a 1-D or 3-D X raises ValueError in the unpacking below
+        raise ValueError(f"k must be >= 0, got {k}")
     n, d = X.shape
     windows = F.pad(X, (0, 0, k, k)).unfold(0, 2 * k + 1, 1)  # (n, d, 2k + 1)
     return windows.transpose(1, 2).reshape(n, (2 * k + 1) * d)

@@ -88,6 +88,8 @@ _MHSA_INIT = '''
 class MultiHeadSelfAttention(nn.Module):
     def __init__(self, d_model, num_heads, bias=True):
         super().__init__()
+        if d_model % num_heads:
+            raise ValueError(f"{num_heads} heads cannot split d_model = {d_model} evenly")
         self.num_heads = num_heads
         self.W_q = nn.Linear(d_model, d_model, bias=bias)
         self.W_k = nn.Linear(d_model, d_model, bias=bias)
@@ -137,6 +139,14 @@ CASES += [
             f"self.{W} = nn.Linear(d_model, d_model, bias=True)"
         for W in ("W_q", "W_k", "W_v", "W_o")
     }),
+    Mutation("MultiHeadSelfAttention", "no error when d_model is not divisible by num_heads", {
+        "if d_model % num_heads != 0:\n"
+        '            raise ValueError(f"d_model = {d_model} is not divisible by num_heads = '
+        '{num_heads}")\n        ': "",
+    }, message="should raise ValueError for d_model = 6 and num_heads = 4"),
+    Mutation("MultiHeadSelfAttention", "only more heads than features rejected", {
+        "if d_model % num_heads != 0:": "if num_heads > d_model:",
+    }, message="should raise ValueError for d_model = 6 and num_heads = 4"),
     Mutation("MultiHeadSelfAttention", "hard-codes float32", {
         "Q = split_heads(self.W_q(X), self.num_heads)":
             "X = X.float()\n"
@@ -148,6 +158,8 @@ CASES += [
 class MultiHeadSelfAttention(nn.Module):
     def __init__(self, d_model, num_heads, bias=True):
         super().__init__()
+        if d_model // num_heads * num_heads != d_model:
+            raise ValueError(f"d_model = {d_model} is not a multiple of num_heads = {num_heads}")
         self.h = num_heads
         for name in ("W_q", "W_k", "W_v", "W_o"):
             setattr(self, name, nn.Linear(d_model, d_model, bias=bias))

@@ -76,7 +76,7 @@ def sinusoidal_encoding(num_positions, d_model):
     Mutation("relative_positions", "float dtype", {
         "torch.arange(n)": "torch.arange(n, dtype=torch.float32)",
     }, message="expected torch.int64 (long): the result indexes a table"),
-    Mutation("relative_positions", "clipped to [0, 2K] after the offset, not before", {
+    Mutation("relative_positions", "clipped to [0, 2r] after the offset, not before", {
         "offsets.clamp(-max_distance, max_distance) + max_distance":
             "(offsets + max_distance).clamp(0, 2 * max_distance + 1)",
     }),

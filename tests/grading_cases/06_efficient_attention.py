@@ -99,7 +99,10 @@ def global_mask(n, global_tokens):
     # ------------------------------------------------------------------ sliding_window_attention
     Mutation("sliding_window_attention", "builds the full local mask (dense)", {
         "block, chunk = 32, 1024": "block, chunk = n, n  # one block: all n queries",
-    }),
+    }, message="must never build the n x n score matrix or mask"),
+    Mutation("sliding_window_attention", "no error for a negative window", {
+        'if window < 0:\n        raise ValueError(f"window must be >= 0, got {window}")\n    ': "",
+    }, message="should raise ValueError for a negative window"),
     Mutation("sliding_window_attention", "no 1/sqrt(d) scaling", {
         "Q[..., start:stop, :] / math.sqrt(d)": "Q[..., start:stop, :]",
     }, message="the scores are not scaled by 1/sqrt"),
@@ -182,7 +185,7 @@ def sliding_window_attention(Q, K, V, window):
     }, message="eps is ignored (or fixed at 1e-6)"),
     Mutation("linear_attention", "quadratic form builds the n x n matrix", {
         "numerator = phi_q @ S": "numerator = (phi_q @ phi_k.mT) @ V",
-    }),
+    }, message="Compute phi(K)^T V and the sum of phi(K) first"),
     Mutation("linear_attention", "normalised per key instead of per query", {
         "denominator = phi_q @ z.unsqueeze(-1) + eps":
             "denominator = phi_q.sum(dim=-1, keepdim=True) * phi_k.shape[-2] + eps",

@@ -206,7 +206,7 @@ def edge_softmax(scores, edge_index, num_nodes):
     dense[target, source] = scores  # row = target i, column = source j
     weights = torch.softmax(dense, dim=1).nan_to_num(0.0)
     return weights[target, source]
-''', message="created a tensor of shape"),
+''', message="One weight per edge: never build an (N, N) matrix"),
     Case("edge_softmax", "right", "loop over the target nodes, torch.softmax per node", '''
 def edge_softmax(scores, edge_index, num_nodes):
     if edge_index.ndim != 2 or len(edge_index) != 2:
