@@ -132,7 +132,7 @@ def sliding_window_attention(Q, K, V, window):
 ''', message="full attention: the window is ignored"),
     Mutation("sliding_window_attention", "drops the last partial block", {
         "num_blocks = -(-(stop - start) // block)": "num_blocks = (stop - start) // block",
-    }),
+    }, message="round the number of blocks up and let the last block be shorter"),
     Case("sliding_window_attention", "right", "unfold with a validity mask at the edges", '''
 def sliding_window_attention(Q, K, V, window):
     if window < 0:
