@@ -31,6 +31,7 @@ grader; concept questions (``q_...``) are autograded like functions and have cas
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 
@@ -323,6 +324,81 @@ def test_wrong_answer_gets_its_message(
     assert case.message in shown, (
         f"{case.name}: the student should read {case.message!r}, but the first failing test "
         f"cell of {case.function} ({anatomy.grade_id(failing)}) shows:\n{shown[-1500:]}"
+    )
+
+
+def _literal_prefix(node: ast.expr, names: dict[str, ast.expr]) -> str:
+    """The literal text of ``node``: a string, a name bound to one in the same cell, or an
+    f-string up to its first placeholder."""
+    if isinstance(node, ast.Name) and node.id in names:
+        return _literal_prefix(names[node.id], names)
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        prefix = ""
+        for part in node.values:
+            if not (isinstance(part, ast.Constant) and isinstance(part.value, str)):
+                break
+            prefix += part.value
+        return prefix
+    return ""
+
+
+def hidden_reasons(assignment: str) -> dict[str, list[str]]:
+    """question's test cell -> the literal part of each ``why=`` it passes to the checks
+    (in its hidden part: the reason a wrong answer's feedback gives for the right one)."""
+    reasons: dict[str, list[str]] = {}
+    for cell in anatomy.test_cells(anatomy.read_solution(assignment)):
+        tree = ast.parse(cell.source)
+        names = {
+            target.id: node.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Assign)
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.keyword) and node.arg == "why":
+                text = _literal_prefix(node.value, names)
+                if len(text) >= 20:
+                    reasons.setdefault(anatomy.grade_id(cell), []).append(text)
+    return reasons
+
+
+REASON_CASES = [
+    pytest.param(
+        a, b, sub.student, case, id=f"{a}-{case.student}", marks=pytest.mark.xdist_group(f"{a}-{b}")
+    )
+    for a, b, submissions in BATCHES
+    for sub in submissions
+    for case in sub.cases
+    if case.kind == "wrong" and case.function.startswith("q_") and not case.message
+]
+
+
+@pytest.mark.parametrize(("assignment", "batch", "student", "case"), REASON_CASES)
+def test_a_wrong_concept_answer_is_told_the_reason(
+    assignment: str, batch: int, student: str, case: Case, graded_course
+) -> None:
+    """A valid but wrong answer to a concept question scores 0 and its feedback explains
+    the right answer: the autograded cell shows the hidden check's ``why=`` text."""
+    notebook = graded_course(assignment, batch).autograded(student)
+    reasons = hidden_reasons(assignment)
+    cells = [
+        cell
+        for cell in anatomy.test_cells(notebook)
+        if anatomy.tests_of(case.function, [anatomy.grade_id(cell)])
+    ]
+    shown = "\n".join(
+        output.get("evalue", "") + output.get("text", "")
+        for cell in cells
+        for output in cell.get("outputs", [])
+    )
+    expected = [why for cell in cells for why in reasons.get(anatomy.grade_id(cell), [])]
+    assert expected, f"{case.function}: its test cell passes no why= to its checks"
+    assert any(" ".join(why.split())[:60] in " ".join(shown.split()) for why in expected), (
+        f"{case.name}: the feedback should give the reason {expected[0][:80]!r}..., but "
+        f"shows:\n{shown[-1500:]}"
     )
 
 
