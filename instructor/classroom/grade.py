@@ -97,8 +97,8 @@ class ClassGrader:
         self.course = NbgraderCourse(root, db_url)
         self.figures = figures
         self.root = self.course.root
-        # One worker per core: with the verdicts judged in the worker, an extra worker only
-        # competed for the cores (benchmarks/grading.md: 3 workers slower than 2 on 2 cores).
+        # One worker per core: the kernels are busy, not waiting, so an extra worker only
+        # competes for the cores (3 workers were slower than 2 on 2 cores when measured).
         self.workers = workers or os.cpu_count() or 1
         self.scheduler = scheduler
         self.limits = limits or Limits()
