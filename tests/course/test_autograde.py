@@ -402,6 +402,39 @@ def test_a_wrong_concept_answer_is_told_the_reason(
     )
 
 
+WRONG_CASES = [
+    pytest.param(
+        a, b, sub.student, case, id=f"{a}-{case.student}", marks=pytest.mark.xdist_group(f"{a}-{b}")
+    )
+    for a, b, submissions in BATCHES
+    for sub in submissions
+    for case in sub.cases
+    if case.kind == "wrong"
+]
+
+
+@pytest.mark.parametrize(("assignment", "batch", "student", "case"), WRONG_CASES)
+def test_a_wrong_answer_gets_a_message_not_a_raw_exception(
+    assignment: str, batch: int, student: str, case: Case, graded_course
+) -> None:
+    """The first failing test cell of a plausible wrong answer fails with a message of the
+    checks (an AssertionError), never with an exception raised deep inside the answer."""
+    notebook = graded_course(assignment, batch).autograded(student)
+    errors = [
+        output
+        for cell in anatomy.test_cells(notebook)
+        if anatomy.tests_of(case.function, [anatomy.grade_id(cell)])
+        for output in cell.get("outputs", [])
+        if output.get("output_type") == "error"
+    ]
+    assert errors, f"{case.name}: no test cell of {case.function} failed"
+    first = errors[0]
+    assert first.get("ename") == "AssertionError", (
+        f"{case.name}: the student reads a raw {first.get('ename')}: "
+        f"{first.get('evalue', '')[:300]!r}; wrap the call in the test and name the mistake"
+    )
+
+
 @by_submission
 def test_wrong_answers_cost_points_only_on_their_own_tests(
     assignment: str, batch: int, submission: Submission, graded_course

@@ -72,6 +72,7 @@ CASES = [
         "one_hot",
         "empty token list breaks torch.stack",
         {"return encoded": "return torch.stack(list(encoded))"},
+        message="torch.stack needs at least one tensor",
     ),
     Case(
         "one_hot",
@@ -233,6 +234,7 @@ def frame_signal(signal, frame_length, hop_length):
         "context_window",
         "padding only as wide as the sequence, breaks for k > n",
         {"X.new_zeros(k, d)": "X.new_zeros(min(k, n), d)"},
+        message="Pad with k zero vectors at each end, whatever n is",
     ),
     Mutation(
         "context_window",

@@ -116,7 +116,7 @@ def self_attention_columns(I, W_q, W_k, W_v):
     Mutation("attention", "only 3-D inputs (bmm)", {
         "Q @ K.transpose(-2, -1)": "torch.bmm(Q, K.transpose(1, 2))",
         "return weights @ V": "return torch.bmm(weights, V)",
-    }),
+    }, message="any number of leading batch dimensions, none included"),
     Case("attention", "right", "einsum with torch.where", '''
 def attention(Q, K, V, mask=None):
     scores = torch.einsum("...qd,...kd->...qk", Q, K) * Q.shape[-1] ** -0.5

@@ -38,7 +38,7 @@ CASES = [
         "*batch, n, d = X.shape": "b, n, d = X.shape",
         "X.reshape(*batch, n,": "X.reshape(b, n,",
         "heads.transpose(-3, -2)": "heads.transpose(1, 2)",
-    }),
+    }, message="Read the shape as *batch, n, d = X.shape"),
     Case("split_heads", "right", "chunk and stack", '''
 def split_heads(X, num_heads):
     d = X.shape[-1]
@@ -72,7 +72,7 @@ def split_heads(X, num_heads):
     Mutation("merge_heads", "only 4-D input (b, h, n, dh)", {
         "*batch, h, n, dh = X.shape": "b, h, n, dh = X.shape",
         "X.transpose(-3, -2).reshape(*batch, n, h * dh)": "X.transpose(1, 2).reshape(b, n, h * dh)",
-    }),
+    }, message="Read the shape as *batch, h, n, dh = X.shape"),
     Case("merge_heads", "right", "unbind and cat", '''
 def merge_heads(X):
     return torch.cat(X.unbind(dim=-3), dim=-1)

@@ -31,7 +31,7 @@ def pixels_as_vectors(img):
 ''', message="for a float64 img has dtype torch.float32, expected torch.float64"),
     Mutation("pixels_as_vectors", "only square images: uses H for both sides", {
         "img.flatten(-2)": "img.reshape(img.shape[0], img.shape[1] * img.shape[1])",
-    }),
+    }, message="images need not be square"),
     Case("pixels_as_vectors", "right", "permute then reshape", '''
 def pixels_as_vectors(img):
     return img.permute(1, 2, 0).reshape(-1, img.shape[0])

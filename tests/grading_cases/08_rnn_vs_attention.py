@@ -64,7 +64,7 @@ CASES = [
     Mutation("rnn_forward", "W_x transposed (X @ W_x), no shape checks", {
         **NO_SHAPE_CHECKS,
         "X @ W_x.T": "X @ W_x",
-    }),
+    }, message="check each product's shapes"),
     Mutation("rnn_forward", "h0 ignored (always zeros)", {
         "    h = h0\n": "    h = X.new_zeros(d_h)\n",
     }, message="h0 is ignored: the first step must start from the given h0"),
