@@ -34,6 +34,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+from collections.abc import Callable
 
 import pytest
 
@@ -257,9 +258,10 @@ def test_the_student_and_the_grader_see_the_same_verdicts(
     assert not differ, f"the two views disagree: {differ}"
 
 
-@pytest.mark.parametrize(
-    ("assignment", "batch", "student", "case"),
-    [
+def case_params(keep: Callable[[Case], bool]) -> list:
+    """One pytest parameter per grading case that ``keep`` accepts, grouped by its batch
+    (the graded course it is read from)."""
+    return [
         pytest.param(
             a,
             b,
@@ -271,8 +273,11 @@ def test_the_student_and_the_grader_see_the_same_verdicts(
         for a, b, submissions in BATCHES
         for sub in submissions
         for case in sub.cases
-    ],
-)
+        if keep(case)
+    ]
+
+
+@pytest.mark.parametrize(("assignment", "batch", "student", "case"), case_params(lambda case: True))
 def test_case_is_graded_as_expected(
     assignment: str, batch: int, student: str, case: Case, graded_course
 ) -> None:
@@ -290,15 +295,7 @@ def test_case_is_graded_as_expected(
         )
 
 
-MESSAGE_CASES = [
-    pytest.param(
-        a, b, sub.student, case, id=f"{a}-{case.student}", marks=pytest.mark.xdist_group(f"{a}-{b}")
-    )
-    for a, b, submissions in BATCHES
-    for sub in submissions
-    for case in sub.cases
-    if case.message
-]
+MESSAGE_CASES = case_params(lambda case: bool(case.message))
 
 
 @pytest.mark.parametrize(("assignment", "batch", "student", "case"), MESSAGE_CASES)
@@ -365,15 +362,9 @@ def hidden_reasons(assignment: str) -> dict[str, list[str]]:
     return reasons
 
 
-REASON_CASES = [
-    pytest.param(
-        a, b, sub.student, case, id=f"{a}-{case.student}", marks=pytest.mark.xdist_group(f"{a}-{b}")
-    )
-    for a, b, submissions in BATCHES
-    for sub in submissions
-    for case in sub.cases
-    if case.kind == "wrong" and case.function.startswith("q_") and not case.message
-]
+REASON_CASES = case_params(
+    lambda case: case.kind == "wrong" and case.function.startswith("q_") and not case.message
+)
 
 
 @pytest.mark.parametrize(("assignment", "batch", "student", "case"), REASON_CASES)
@@ -402,15 +393,7 @@ def test_a_wrong_concept_answer_is_told_the_reason(
     )
 
 
-WRONG_CASES = [
-    pytest.param(
-        a, b, sub.student, case, id=f"{a}-{case.student}", marks=pytest.mark.xdist_group(f"{a}-{b}")
-    )
-    for a, b, submissions in BATCHES
-    for sub in submissions
-    for case in sub.cases
-    if case.kind == "wrong"
-]
+WRONG_CASES = case_params(lambda case: case.kind == "wrong")
 
 
 @pytest.mark.parametrize(("assignment", "batch", "student", "case"), WRONG_CASES)
