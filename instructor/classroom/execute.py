@@ -75,6 +75,12 @@ STUDENT_VIEW = "student_view_outputs"
 """Cell metadata: a test cell's outputs when it ran in the kernel (``student_view``)."""
 
 
+INSTALL_HINT = (
+    "Install the course package (pip install -e '.[instructor]') in the environment the "
+    "kernel runs in."
+)
+
+
 class GraderEnvironmentError(RuntimeError):
     """The kernel cannot load the grader's code: no submission can be graded here."""
 
@@ -383,9 +389,7 @@ def _execute_once(
             zygote = zygote_for_worker()
         except ZygoteError as error:
             raise GraderEnvironmentError(
-                f"the kernel cannot load the grader's code: {error}. Install the course "
-                "package (pip install -e '.[instructor]') in the environment the kernel "
-                "runs in."
+                f"the kernel cannot load the grader's code: {error}. {INSTALL_HINT}"
             ) from None
     slots = zygote.slots if zygote is not None else None
     workdir = _prepare_workdir(name, uid, slots)
@@ -518,8 +522,7 @@ def _handshake(channel: Channel) -> None:
     except (NameError, ProbeError, ProbeTimeout, KernelGone) as error:
         raise GraderEnvironmentError(
             "the kernel cannot load the grader's code (instructor.classroom.guard and "
-            f"probe_kernel): {type(error).__name__}: {error}. Install the course package "
-            "(pip install -e '.[instructor]') in the environment the kernel runs in."
+            f"probe_kernel): {type(error).__name__}: {error}. {INSTALL_HINT}"
         ) from None
 
 

@@ -36,7 +36,9 @@ import socket
 import sys
 import time
 
-__all__ = ["FIRST_UID", "PRELOADED", "READY", "serve"]
+from instructor.classroom.sandbox import FIRST_UID
+
+__all__ = ["PRELOADED", "READY", "serve"]
 
 READY = "zygote ready"
 """The line the zygote prints once it listens (anything else on stdout is an error)."""
@@ -57,9 +59,6 @@ PRELOADED = (
     "instructor.classroom.probe_kernel",
 )
 """What every notebook's kernel imports (the grader's modules included)."""
-
-FIRST_UID = 1000
-"""A kernel's user id is at least this (never root's, nor a system user's)."""
 
 _PR_SET_DUMPABLE = 4
 _LIMITS = {
