@@ -114,7 +114,9 @@ def test_hostile_submission_gains_nothing(graded: dict, hostile) -> None:
     summary: HandInSummary = graded["summaries"][hostile.student]
     record = summary.notebooks[ASSIGNMENT]
     assert summary.score == 0, f"{hostile.description}: {record}"
-    if hostile.outcome != "*":
+    if isinstance(hostile.outcome, tuple):
+        assert record.outcome in hostile.outcome, record
+    elif hostile.outcome != "*":
         assert record.outcome == hostile.outcome, record
     notes = "\n".join(attention(summary))
     assert hostile.note in notes, f"{hostile.description}: expected {hostile.note!r} in\n{notes}"
