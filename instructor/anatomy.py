@@ -25,6 +25,7 @@ the tests) uses these functions.
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
@@ -172,6 +173,32 @@ def tests_of(function: str, test_ids: list[str]) -> list[str]:
 def visible_part(test_source: str) -> str:
     """A test cell's source up to its hidden tests."""
     return test_source.split(HIDDEN_TESTS_MARKER)[0]
+
+
+def visible_pass_message(test_source: str) -> str:
+    """What a test cell prints once its visible tests have passed: the text of the
+    ``print("...")`` that ends its visible part. The hidden tests run after it, so a cell
+    that printed it and then failed was failed by its hidden tests.
+
+    Raises:
+        ValueError: if the visible part does not end with a print of one string literal.
+    """
+    body = ast.parse(visible_part(test_source)).body
+    last = body[-1].value if body and isinstance(body[-1], ast.Expr) else None
+    if (
+        isinstance(last, ast.Call)
+        and isinstance(last.func, ast.Name)
+        and last.func.id == "print"
+        and len(last.args) == 1
+        and not last.keywords
+        and isinstance(last.args[0], ast.Constant)
+        and isinstance(last.args[0].value, str)
+    ):
+        return last.args[0].value
+    raise ValueError(
+        'a test cell\'s visible part must end with print("<function>: visible tests passed"), '
+        f"a string literal; this one ends with: {ast.unparse(body[-1]) if body else 'nothing'}"
+    )
 
 
 def imports_cell(notebook: NotebookNode) -> NotebookNode:

@@ -56,6 +56,8 @@ class Case:
         message: for a wrong answer, a phrase the student must see in the output of that
             function's first test cell (the diagnostic written for this mistake); ``None``
             where no particular message is promised.
+        hidden: a wrong answer that passes every visible test of its function: only the
+            hidden tests catch it (each graded function has one, to show they are needed).
     """
 
     function: str
@@ -63,6 +65,7 @@ class Case:
     name: str
     source: str
     message: str | None = None
+    hidden: bool = False
 
     @property
     def student(self) -> str:
@@ -85,6 +88,7 @@ class Mutation:
             context until it does), and is replaced by ``new``.
         message: a phrase the student must see in the output of that function's first
             test cell (see ``Case.message``).
+        hidden: only the hidden tests catch it (see ``Case.hidden``).
         kind: always ``"wrong"`` (a mutation that is right is a ``Case``).
     """
 
@@ -92,6 +96,7 @@ class Mutation:
     name: str
     edits: dict[str, str] = field(hash=False)
     message: str | None = None
+    hidden: bool = False
     kind: Literal["wrong"] = "wrong"
 
     def apply(self, reference: str) -> Case:
@@ -111,7 +116,7 @@ class Mutation:
             raise MutationError(
                 f"mutation {self.name!r} of {self.function} is not valid Python: {error}"
             ) from None
-        return Case(self.function, "wrong", self.name, source, self.message)
+        return Case(self.function, "wrong", self.name, source, self.message, self.hidden)
 
 
 def reference_solutions(assignment: str) -> dict[str, str]:
@@ -145,6 +150,11 @@ def load_cases(assignment: str) -> list[Case]:
             raise MutationError(
                 f"{where}: no graded function or question {entry.function!r} in "
                 f"solutions/{assignment}"
+            )
+        if entry.hidden and entry.kind != "wrong":
+            raise MutationError(
+                f"{where}: {entry.name!r}: hidden=True marks a wrong answer (one that only "
+                "the hidden tests catch), not a right one"
             )
         if isinstance(entry, Mutation):
             entry = entry.apply(references[entry.function])

@@ -314,6 +314,8 @@ def test_graded_cells_follow_the_contract(assignment: str) -> None:
             assert "check_" in visible or "assert" in visible, (
                 f"{meta['grade_id']} has no visible test"
             )
+            # What tells a visible failure from a hidden one in a graded notebook.
+            anatomy.visible_pass_message(cell.source)
         elif anatomy.is_written_cell(cell):
             points[meta["grade_id"]] += meta["points"]
     low, high = COURSE.function_points

@@ -195,6 +195,10 @@ def test_every_graded_function_has_enough_cases(assignment: str, graded_course) 
         right = [c for c in cases if c.function == function and c.kind == "right"]
         assert len(wrong) >= 3, f"{function}: {len(wrong)} wrong cases, at least 3 needed"
         assert len(right) >= 1, f"{function}: no alternative correct case"
+        assert any(c.hidden for c in wrong), (
+            f"{function}: no wrong case marked hidden=True (one that passes the visible tests "
+            "and only the hidden tests catch)"
+        )
         assert cells_of(function, graded.scores(SOLUTION)), f"{function} has no test cell"
     # A concept question: a plausible wrong option (or value), an answer written
     # differently, and in each notebook at least one mistake of form with its message.
@@ -390,6 +394,39 @@ def test_a_wrong_concept_answer_is_told_the_reason(
     assert any(" ".join(why.split())[:60] in " ".join(shown.split()) for why in expected), (
         f"{case.name}: the feedback should give the reason {expected[0][:80]!r}..., but "
         f"shows:\n{shown[-1500:]}"
+    )
+
+
+HIDDEN_CASES = case_params(lambda case: case.hidden)
+
+
+@pytest.mark.parametrize(("assignment", "batch", "student", "case"), HIDDEN_CASES)
+def test_a_hidden_case_passes_the_visible_tests_only(
+    assignment: str, batch: int, student: str, case: Case, graded_course
+) -> None:
+    """A wrong answer marked ``hidden`` passes every visible test of its function (each of
+    its test cells printed the line that ends its visible part, in the student's view and in
+    the grader's) and still loses points: the hidden tests check what the visible ones leave
+    out."""
+    course = graded_course(assignment, batch)
+    notebook = course.autograded(student)
+    cells = [
+        cell
+        for cell in anatomy.test_cells(notebook)
+        if anatomy.tests_of(case.function, [anatomy.grade_id(cell)])
+    ]
+    assert cells, f"{case.function} has no test cell"
+    for cell in cells:
+        passed = anatomy.visible_pass_message(cell.source)
+        for view, outputs in (("grader", cell.outputs), ("student", cell.metadata[STUDENT_VIEW])):
+            printed = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+            assert passed in printed, (
+                f"{case.name}: the visible tests of {anatomy.grade_id(cell)} already fail "
+                f"(the {view}'s view): {_failure(outputs)[:300]}; it is not a hidden case"
+            )
+    own = cells_of(case.function, course.scores(student))
+    assert sum(s[0] for s in own.values()) < sum(s[1] for s in own.values()), (
+        f"{case.name} passes the hidden tests of {case.function} too: {own}"
     )
 
 

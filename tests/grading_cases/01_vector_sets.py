@@ -70,6 +70,12 @@ CASES = [
     Mutation("one_hot", "ValueError from list.index instead of KeyError", {CHECK_TOKENS: ""}),
     Mutation(
         "one_hot",
+        "columns from the sorted vocabulary, right only when vocab is sorted",
+        {"[vocab.index(token) for": "[sorted(vocab).index(token) for"},
+        hidden=True,
+    ),
+    Mutation(
+        "one_hot",
         "empty token list breaks torch.stack",
         {"return encoded": "return torch.stack(list(encoded))"},
         message="torch.stack needs at least one tensor",
@@ -165,6 +171,13 @@ def one_hot(tokens, vocab):
         "frame_signal",
         "hard-coded float32",
         {"return signal[index]": "return signal[index].to(torch.float32)"},
+        message="frame_signal of a float64 signal has dtype torch.float32",
+    ),
+    Mutation(
+        "frame_signal",
+        "hop_length not checked: a hop of 0 divides by zero",
+        {"if frame_length <= 0 or hop_length <= 0:": "if frame_length <= 0:"},
+        hidden=True,
     ),
     Case(
         "frame_signal",
@@ -172,6 +185,8 @@ def one_hot(tokens, vocab):
         "Tensor.unfold after a length check",
         """
 def frame_signal(signal, frame_length, hop_length):
+    if signal.dim() != 1 or min(frame_length, hop_length) < 1:
+        raise ValueError("a 1-D signal and a positive frame length and hop are needed")
     if signal.shape[0] < frame_length:
         raise ValueError(f"{signal.shape[0]} samples is shorter than one frame ({frame_length})")
     return signal.unfold(0, frame_length, hop_length).clone()
@@ -183,6 +198,10 @@ def frame_signal(signal, frame_length, hop_length):
         "Python loop and torch.stack",
         """
 def frame_signal(signal, frame_length, hop_length):
+    if signal.ndim != 1:
+        raise ValueError("the signal must be 1-D")
+    if frame_length <= 0 or hop_length <= 0:
+        raise ValueError("frame_length and hop_length must be positive")
     if len(signal) < frame_length:
         raise ValueError("signal shorter than one frame")
     frames = []
@@ -235,6 +254,7 @@ def frame_signal(signal, frame_length, hop_length):
         "padding only as wide as the sequence, breaks for k > n",
         {"X.new_zeros(k, d)": "X.new_zeros(min(k, n), d)"},
         message="Pad with k zero vectors at each end, whatever n is",
+        hidden=True,
     ),
     Mutation(
         "context_window",

@@ -64,6 +64,7 @@ CASES = [
         "absolute tolerance: too strict for keys of size 1e6",
         {"np.allclose(q, key)": "np.all(np.abs(q - key) < 1e-9)"},
         message="a fixed absolute tolerance is too strict",
+        hidden=True,
     ),
     Case(
         "hard_select",
@@ -107,6 +108,13 @@ def hard_select(q, K, V):
         "dot_scores",
         "dtype hard-coded to float32",
         {"return K @ q": "return (K @ q).astype(np.float32)"},
+        message="dot_scores(q, K) for float64 q and K has dtype float32",
+    ),
+    Mutation(
+        "dot_scores",
+        "squeezed: a scalar, not shape (1,), when there is one key",
+        {"return K @ q": "return np.squeeze(K @ q)"},
+        hidden=True,
     ),
     Mutation(
         "dot_scores",
@@ -180,6 +188,7 @@ def dot_scores(q, K):
             )
         },
         message="use np.tanh rather than a formula with exponentials",
+        hidden=True,
     ),
     Case(
         "additive_scores",
@@ -214,6 +223,7 @@ def additive_scores(q, K, W_q, W_k, w):
         "softmax",
         "max over the whole array: rows far apart underflow",
         {"x.max(axis=axis, keepdims=True)": "x.max()"},
+        hidden=True,
     ),
     Mutation(
         "softmax",
@@ -326,6 +336,7 @@ def softmax(x, axis=-1):
         "soft_select",
         "squeezes the output: a scalar when dv = 1",
         {"return weights @ V": "return (weights @ V).squeeze()"},
+        hidden=True,
     ),
     Case(
         "soft_select",

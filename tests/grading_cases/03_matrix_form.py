@@ -41,6 +41,9 @@ CASES = [
             "    Q = W_q @ I"
         ),
     }, message="O for float64 inputs has dtype torch.float32"),
+    Mutation("self_attention_columns", "softmax as exp / sum, overflows for large scores", {
+        "torch.softmax(A, dim=0)": "A.exp() / A.exp().sum(dim=0, keepdim=True)",
+    }, hidden=True),
     Mutation("self_attention_columns", "returns A_prime transposed (one row per query)", {
         "return O, A_prime": "return O, A_prime.T",
     }, message="A_prime is transposed"),
@@ -116,7 +119,7 @@ def self_attention_columns(I, W_q, W_k, W_v):
     Mutation("attention", "only 3-D inputs (bmm)", {
         "Q @ K.transpose(-2, -1)": "torch.bmm(Q, K.transpose(1, 2))",
         "return weights @ V": "return torch.bmm(weights, V)",
-    }, message="any number of leading batch dimensions, none included"),
+    }, message="any number of leading batch dimensions, none included", hidden=True),
     Case("attention", "right", "einsum with torch.where", '''
 def attention(Q, K, V, mask=None):
     scores = torch.einsum("...qd,...kd->...qk", Q, K) * Q.shape[-1] ** -0.5
@@ -145,6 +148,12 @@ def attention(Q, K, V, mask=None):
     Mutation("causal_mask", "float 0/1 instead of bool", {
         "torch.ones(n, n, dtype=torch.bool)": "torch.ones(n, n)",
     }, message="expected torch.bool. Build it from a comparison or with"),
+    Mutation("causal_mask", "sliced from a block_size = 8 mask built once, too small for n > 8", {
+        "return torch.ones(n, n, dtype=torch.bool).tril()":
+            "block_size = 8\n"
+            "    tril = torch.ones(block_size, block_size, dtype=torch.bool).tril()\n"
+            "    return tril[:n, :n]",
+    }, hidden=True),
     # A comparison of positions, not the reference's tril: no small edit of it says this.
     Case("causal_mask", "wrong", "comparison the wrong way round", '''
 def causal_mask(n):

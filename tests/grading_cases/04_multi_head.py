@@ -39,6 +39,10 @@ CASES = [
         "X.reshape(*batch, n,": "X.reshape(b, n,",
         "heads.transpose(-3, -2)": "heads.transpose(1, 2)",
     }, message="Read the shape as *batch, n, d = X.shape"),
+    Mutation("split_heads", "batched means one batch dim: transpose(1, 2)", {
+        "return heads.transpose(-3, -2)":
+            "return heads.transpose(1, 2) if X.dim() > 2 else heads.transpose(0, 1)",
+    }, hidden=True),
     Case("split_heads", "right", "chunk and stack", '''
 def split_heads(X, num_heads):
     d = X.shape[-1]
@@ -73,6 +77,10 @@ def split_heads(X, num_heads):
         "*batch, h, n, dh = X.shape": "b, h, n, dh = X.shape",
         "X.transpose(-3, -2).reshape(*batch, n, h * dh)": "X.transpose(1, 2).reshape(b, n, h * dh)",
     }, message="Read the shape as *batch, h, n, dh = X.shape"),
+    Mutation("merge_heads", "batched means one batch dim: transpose(1, 2)", {
+        "X.transpose(-3, -2).reshape(":
+            "(X.transpose(1, 2) if X.dim() > 3 else X.transpose(0, 1)).reshape(",
+    }, hidden=True),
     Case("merge_heads", "right", "unbind and cat", '''
 def merge_heads(X):
     return torch.cat(X.unbind(dim=-3), dim=-1)
@@ -129,7 +137,7 @@ CASES += [
     }, message="weights has shape (2, 5, 5): it looks averaged over the heads. Return"),
     Mutation("MultiHeadSelfAttention", "mask not given a head dimension", {
         "~mask.unsqueeze(-3)": "~mask",
-    }),
+    }, hidden=True),
     Mutation("MultiHeadSelfAttention", "W_q of one head's size, (d_model, d_head)", {
         "self.W_q = nn.Linear(d_model, d_model, bias=bias)":
             "self.W_q = nn.Linear(d_model, d_model // num_heads, bias=bias)",
@@ -138,7 +146,7 @@ CASES += [
         f"self.{W} = nn.Linear(d_model, d_model, bias=bias)":
             f"self.{W} = nn.Linear(d_model, d_model, bias=True)"
         for W in ("W_q", "W_k", "W_v", "W_o")
-    }),
+    }, hidden=True),
     Mutation("MultiHeadSelfAttention", "no error when d_model is not divisible by num_heads", {
         "if d_model % num_heads != 0:\n"
         '            raise ValueError(f"d_model = {d_model} is not divisible by num_heads = '

@@ -39,6 +39,9 @@ CASES = [
     Mutation("sinusoidal_encoding", "returns float64, the dtype of its angles", {
         "return pe.flatten(-2).to(torch.get_default_dtype())": "return pe.flatten(-2)",
     }, message="the docstring promises PyTorch's default dtype"),
+    Mutation("sinusoidal_encoding", "exponent 2i / num_positions: the two sizes mixed up", {
+        "10000 ** (two_i / d_model)": "10000 ** (two_i / num_positions)",
+    }, hidden=True),
     Case("sinusoidal_encoding", "right", "a double loop with math.sin and math.cos", '''
 def sinusoidal_encoding(num_positions, d_model):
     if d_model % 2 == 1:
@@ -80,6 +83,11 @@ def sinusoidal_encoding(num_positions, d_model):
         "offsets.clamp(-max_distance, max_distance) + max_distance":
             "(offsets + max_distance).clamp(0, 2 * max_distance + 1)",
     }),
+    Mutation("relative_positions", "max_distance capped at n - 1 (the table shrunk)", {
+        "positions = torch.arange(n)\n":
+            "positions = torch.arange(n)\n"
+            "    max_distance = min(max_distance, n - 1)  # no offset is larger than n - 1\n",
+    }, hidden=True),
     Case("relative_positions", "right", "a double loop with min and max", '''
 def relative_positions(n, max_distance):
     table = torch.empty(n, n, dtype=torch.long)
@@ -122,6 +130,11 @@ def relative_positions(n, max_distance):
     Mutation("apply_rope", "ignores the positions argument", {
         "if positions is None:\n        positions = ": "positions = ",
     }, message="the positions argument is ignored (rows rotated by 0, 1, 2"),
+    Mutation("apply_rope", "angles in float32 for a float64 x (.float())", {
+        "torch.arange(0, d, 2, dtype=x.dtype, device=x.device)":
+            "torch.arange(0, d, 2, device=x.device).float()",
+        "positions.to(x.dtype)": "positions.float()",
+    }, hidden=True),
     Case("apply_rope", "right", "complex numbers with torch.view_as_complex and torch.polar", '''
 def apply_rope(x, positions=None):
     n, d = x.shape[-2], x.shape[-1]

@@ -50,6 +50,15 @@ def local_mask(n, window):
         mask |= torch.ones(n - abs(offset), dtype=torch.bool).diag(offset)
     return mask
 '''),
+    Case("local_mask", "wrong", "diagonals offset by up to window, not clamped to n - 1", '''
+def local_mask(n, window):
+    if window < 0:
+        raise ValueError(f"window must be >= 0, got {window}")
+    mask = torch.zeros(n, n, dtype=torch.bool)
+    for offset in range(-window, window + 1):
+        mask |= torch.ones(n - abs(offset), dtype=torch.bool).diag(offset)
+    return mask
+''', hidden=True),
     # ------------------------------------------------------------------ global_mask
     Mutation("global_mask", "rows only", {
         "return is_global[:, None] | is_global[None, :]":
@@ -87,6 +96,9 @@ def local_mask(n, window):
     Mutation("global_mask", "float index tensor when the list is empty", {
         "is_global[indices] = True": "is_global[torch.tensor(indices)] = True",
     }, message="An empty list of global tokens must give an all-False mask"),
+    Mutation("global_mask", "off by one in the range check: an index equal to n passes", {
+        "if not 0 <= i < n:": "if not 0 <= i <= n:",
+    }, hidden=True),
     Case("global_mask", "right", "index_fill on rows and columns", '''
 def global_mask(n, global_tokens):
     idx = torch.as_tensor([int(i) for i in global_tokens], dtype=torch.long)
@@ -133,6 +145,11 @@ def sliding_window_attention(Q, K, V, window):
     Mutation("sliding_window_attention", "drops the last partial block", {
         "num_blocks = -(-(stop - start) // block)": "num_blocks = (stop - start) // block",
     }, message="round the number of blocks up and let the last block be shorter"),
+    Mutation("sliding_window_attention", "assumes no batch dimension: n = len(Q)", {
+        "n, d = Q.shape[-2], Q.shape[-1]": "n, d = len(Q), Q.shape[-1]",
+        # zeros, not new_empty: the rows it never writes must not differ from run to run
+        "out = Q.new_empty(": "out = Q.new_zeros(",
+    }, hidden=True),
     Case("sliding_window_attention", "right", "unfold with a validity mask at the edges", '''
 def sliding_window_attention(Q, K, V, window):
     if window < 0:
@@ -195,6 +212,9 @@ def linear_attention(Q, K, V, eps=1e-6):
     scores = Q @ K.mT / math.sqrt(Q.shape[-1])
     return torch.softmax(scores, dim=-1) @ V
 ''', message="softmax attention: linear attention replaces exp(q.k) by phi(q).phi(k)"),
+    Mutation("linear_attention", "assumes no batch dimension: keys summed over dim 0", {
+        "z = phi_k.sum(dim=-2)": "z = phi_k.sum(dim=0)",
+    }, hidden=True),
     Case("linear_attention", "right", "einsum", '''
 def linear_attention(Q, K, V, eps=1e-6):
     phi_q = torch.nn.functional.elu(Q) + 1

@@ -32,6 +32,9 @@ def pixels_as_vectors(img):
     Mutation("pixels_as_vectors", "only square images: uses H for both sides", {
         "img.flatten(-2)": "img.reshape(img.shape[0], img.shape[1] * img.shape[1])",
     }, message="images need not be square"),
+    Mutation("pixels_as_vectors", "squeezed: a one-channel image loses its channel axis", {
+        ".transpose(-2, -1)": ".transpose(-2, -1).squeeze()",
+    }, hidden=True),
     Case("pixels_as_vectors", "right", "permute then reshape", '''
 def pixels_as_vectors(img):
     return img.permute(1, 2, 0).reshape(-1, img.shape[0])
@@ -76,6 +79,13 @@ def patchify(img, patch_size):
             out[i * (w // p) + j] = img[:, i * p:(i + 1) * p, j * p:(j + 1) * p].reshape(-1)
     return out
 ''', message="patchify(img, 2) for a float64 img has dtype torch.float32"),
+    Case("patchify", "wrong", "F.unfold then .squeeze() (drops the axis of a single patch)", '''
+def patchify(img, patch_size):
+    _, h, w = img.shape
+    if h % patch_size or w % patch_size:
+        raise ValueError(f"H = {h} and W = {w} must be multiples of patch_size = {patch_size}")
+    return F.unfold(img.unsqueeze(0), patch_size, stride=patch_size).squeeze().T
+''', hidden=True),
     Case("patchify", "right", "F.unfold with explicit errors", '''
 def patchify(img, patch_size):
     _, h, w = img.shape
@@ -122,6 +132,9 @@ def patchify(img, patch_size):
     Mutation("receptive_field_mask", "height and width swapped in the pixel coordinates", {
         "index // width, index % width": "index // height, index % height",
     }, message="height and width swapped: pixel i is at row i // W"),
+    Mutation("receptive_field_mask", "always the 3 x 3 neighbourhood (kernel_size ignored)", {
+        "radius = kernel_size // 2": "radius = 1",
+    }, hidden=True),
     Mutation("receptive_field_mask", "no ValueError for an even kernel_size", {
         "if kernel_size < 1 or kernel_size % 2 == 0:": "if kernel_size < 1:",
     }),

@@ -80,6 +80,11 @@ CASES = [
     return H
 '''), message="H for float64 X, W_x, W_h and b (h0=None) has dtype torch.float32"),
     Mutation("rnn_forward", "no shape checks (RuntimeError, not ValueError)", NO_SHAPE_CHECKS),
+    Mutation("rnn_forward", "h0's shape not checked (only the weights and b)", {
+        'given = {"W_x": W_x, "W_h": W_h, "b": b, "h0": h0}': (
+            'given = {"W_x": W_x, "W_h": W_h, "b": b}'
+        ),
+    }, hidden=True),
     Case("rnn_forward", "right", "one matrix-vector product per step, explicit dtype", rnn('''
     h = torch.zeros(d_h, dtype=X.dtype) if h0 is None else h0
     rows = []
@@ -135,7 +140,7 @@ def causal_linear_attention(Q, K, V, eps=1e-6):
     }, message="phi is applied to V: it acts on queries and keys only"),
     Mutation("causal_linear_attention", "eps argument ignored (1e-6 hard-coded)", {
         "(denominator + eps)": "(denominator + 1e-6)",
-    }),
+    }, hidden=True),
     Case("causal_linear_attention", "wrong", "transpose(0, 1), quadratic, no batch", '''
 def causal_linear_attention(Q, K, V, eps=1e-6):
     phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
@@ -238,7 +243,7 @@ def linear_attention_recurrent(Q, K, V, eps=1e-6):
         "numerator = (q_t.unsqueeze(-1) * S).sum(dim=-2)": (
             "numerator = (q_t.unsqueeze(-1) * S).sum(dim=-2) + eps"
         ),
-    }),
+    }, hidden=True),
     Case("linear_attention_recurrent", "right", "matmul on an unsqueezed state", '''
 def linear_attention_recurrent(Q, K, V, eps=1e-6):
     phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1

@@ -55,7 +55,7 @@ CASES = [
         "outside = (edge_index < 0) | (edge_index >= num_nodes)": (
             "outside = edge_index >= num_nodes"
         ),
-    }),
+    }, hidden=True),
     Case("adjacency_mask", "right", "loop over the edges", '''
 def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
     if len(edge_index.shape) != 2 or len(edge_index) != 2:
@@ -122,6 +122,12 @@ def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
         "    Q, K, V =": "    X, W_q, W_k, W_v = X.float(), W_q.float(), W_k.float(), W_v.float()\n"
         "    Q, K, V =",
     }, message="for float64 inputs has dtype torch.float32"),
+    Mutation("graph_attention", "softmax by hand without subtracting the max (overflows)", {
+        'weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)': (
+            "exp = torch.exp(scores) * mask\n"
+            "    weights = exp / exp.sum(dim=-1, keepdim=True)"
+        ),
+    }, hidden=True),
     Case("graph_attention", "right", "sparse, one score per edge, scatter softmax", '''
 def graph_attention(X, edge_index, W_q, W_k, W_v):
     source, target = edge_index
@@ -194,6 +200,9 @@ def edge_softmax(scores, edge_index, num_nodes):
         "    if scores.dim() not in (1, 2) or scores.shape[0] != edge_index.shape[1]:\n":
             "    if False:\n",
     }, message="should raise ValueError"),
+    Mutation("edge_softmax", "only the number of scores checked, not their dimensions", {
+        "scores.dim() not in (1, 2) or scores.shape[0]": "scores.shape[0]",
+    }, hidden=True),
     Case("edge_softmax", "wrong", "dense: an (N, N) masked score matrix, read at the edges", '''
 def edge_softmax(scores, edge_index, num_nodes):
     if edge_index.dim() != 2 or edge_index.shape[0] != 2:

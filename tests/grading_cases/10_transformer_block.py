@@ -46,6 +46,9 @@ CASES = [
             "        self.float()\n"
             "        hidden = torch.relu(self.linear1(X))",
     }),
+    Mutation("PositionwiseFeedForward", "dropout read as the keep probability (keep_prob)", {
+        "self.dropout = nn.Dropout(dropout)": "self.dropout = nn.Dropout(1 - dropout)",
+    }, hidden=True),
     Case("PositionwiseFeedForward", "right", "F.linear and F.dropout with self.training", '''
 class PositionwiseFeedForward(nn.Module):
     def __init__(self, d_model, d_ff, dropout=0.0):
@@ -103,6 +106,10 @@ class PositionwiseFeedForward(nn.Module):
             "x, gamma, beta = x.float(), gamma.float(), beta.float()\n"
             "    mean = x.mean(dim=-1, keepdim=True)",
     }),
+    Mutation("layer_norm", "only gamma's shape checked, not beta's", {
+        'for name, parameter in (("gamma", gamma), ("beta", beta)):':
+            'for name, parameter in (("gamma", gamma),):',
+    }, hidden=True),
     Case("layer_norm", "right", "var_mean and rsqrt", '''
 def layer_norm(x, gamma, beta, eps=1e-5):
     if gamma.shape != x.shape[-1:] or beta.shape != x.shape[-1:]:
@@ -177,6 +184,16 @@ def layer_norm(x, gamma, beta, eps=1e-5):
     Mutation("EncoderBlock", "pre-norm without the second residual", {
         "return H + self.feed_forward(self.norm2(H))": "return self.feed_forward(self.norm2(H))",
     }),
+    Mutation("EncoderBlock", "assumes one batch dimension: feed-forward on (batch * n, d_model)", {
+        "if self.norm_first:  # pre-norm":
+            "batch, n, d = X.shape  # (batch, n, d_model)\n        if self.norm_first:  # pre-norm",
+        "return H + self.feed_forward(self.norm2(H))":
+            "Z = self.norm2(H).reshape(batch * n, d)\n"
+            "            return H + self.feed_forward(Z).reshape(batch, n, d)",
+        "return self.norm2(H + self.feed_forward(H))":
+            "F_H = self.feed_forward(H.reshape(batch * n, d)).reshape(batch, n, d)\n"
+            "        return self.norm2(H + F_H)",
+    }, hidden=True),
     Case("EncoderBlock", "right", "one residual helper for both sublayers", '''
 class EncoderBlock(nn.Module):
     def __init__(self, attention, feed_forward, d_model, norm_first=False):
@@ -227,6 +244,14 @@ class EncoderBlock(nn.Module):
         "(positions < lengths.unsqueeze(-1)).unsqueeze(-2)":
             "(positions < lengths[:, None])[:, None]",
     }),
+    Mutation("padding_mask", "n ignored: the mask only as long as the longest length", {
+        "positions = torch.arange(n, device=lengths.device)":
+            "positions = torch.arange(int(lengths.max()), device=lengths.device)",
+    }, hidden=True),
+    Mutation("padding_mask", "only length 0 rejected, not negative lengths", {
+        "wrong = lengths[(lengths < 1) | (lengths > n)]":
+            "wrong = lengths[(lengths == 0) | (lengths > n)]",
+    }, hidden=True),
     Case("padding_mask", "right", "expand and compare", '''
 def padding_mask(lengths, n):
     if bool((lengths < 1).any()) or bool((lengths > n).any()):

@@ -93,6 +93,14 @@ def test_visible_part_stops_at_the_hidden_tests() -> None:
     assert anatomy.visible_part(source) == "assert f(1) == 1\n"
 
 
+def test_visible_pass_message_is_the_print_that_ends_the_visible_part() -> None:
+    source = 'check(f)\nprint("f: visible tests passed")\n### BEGIN HIDDEN TESTS\nprint("no")\n'
+    assert anatomy.visible_pass_message(source) == "f: visible tests passed"
+    for wrong in ["assert f(1) == 1\n", 'print(f"f: {x}")\n', 'print("a", "b")\n', ""]:
+        with pytest.raises(ValueError, match="must end with print"):
+            anatomy.visible_pass_message(wrong)
+
+
 def test_complete_fills_answers_and_can_empty_demos() -> None:
     notebook = small_notebook()
     done = anatomy.complete(notebook, {"f": "def f(x):\n    return -x"}, demos=False)

@@ -65,6 +65,12 @@ def test_a_mutation_carries_its_promised_message() -> None:
     assert mutation.apply(REFERENCE).message == "over the wrong axis"
 
 
+def test_a_mutation_carries_its_hidden_mark() -> None:
+    mutation = Mutation("f", "only 2-D", {"dim=-1": "dim=1"}, hidden=True)
+    assert mutation.apply(REFERENCE).hidden
+    assert not Mutation("f", "dim 0", {"dim=-1": "dim=0"}).apply(REFERENCE).hidden
+
+
 def test_a_question_case_is_an_assignment() -> None:
     check_question_answer(Case("q_saw_rows", "wrong", "a", 'q_saw_rows = "a"\n'))
     check_question_answer(Case("q_count", "right", "sum", "q_count = 6000**2\n"))
@@ -122,6 +128,7 @@ def solution_with_questions():
         ("Case('written_w', 'wrong', 'x', 'text')", "written answer, graded by hand"),
         ("Case('q_nowhere', 'wrong', 'x', 'q_nowhere = 1')", "no graded function or question"),
         ("Case('q_a', 'wrong', 'x', 'q_other = 1')", "must assign it"),
+        ("Case('f', 'right', 'x', 'def f(x):\\n    return x', hidden=True)", "not a right one"),
     ],
 )
 def test_question_cases_are_checked_when_loaded(tmp_path, monkeypatch, extra, message) -> None:
