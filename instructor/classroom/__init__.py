@@ -18,8 +18,7 @@ Modules, one job each:
   notebook's kernel; :mod:`.forked_kernel`: the grader's side of it (as root with bwrap);
 - :mod:`.replay`: the sandboxed outputs recorded through nbgrader's ``autograde``;
 - :mod:`.feedback`: nbgrader's feedback HTML; :mod:`.reports`: grades CSV, integrity report;
-- :mod:`.similarity`: near copies of the solutions or of each other.
-
+- :mod:`.similarity`: near copies of the solutions or of each other;
 - :mod:`.records`: the typed records the parts hand each other.
 
 LMS downloads are read by :mod:`instructor.lms.intake`; grades for an LMS are written by

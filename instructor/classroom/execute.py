@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import glob
 import json
 import os
 import secrets
@@ -59,7 +58,7 @@ from .forked_kernel import (
 from .guard import REPORT_PREFIX
 from .probe import Channel, KernelGone, ProbeError, ProbeTimeout
 from .records import ExecutionResult, ZeroedTest
-from .sandbox import Limits, isolation, sandbox_command, sandbox_uid
+from .sandbox import Limits, copy_font_cache, isolation, sandbox_command, sandbox_uid
 from .verdict import BEST_EFFORT, TestVerdict, run_test
 
 __all__ = [
@@ -298,12 +297,13 @@ def _prepare_probes(parent: Path | None) -> Path:
     return probes
 
 
-def _prepare_workdir(nb_name: str, uid: int, parent: Path | None) -> Path:
-    workdir = Path(tempfile.mkdtemp(prefix=f"grade-{nb_name}-", dir=parent))
+def _prepare_workdir(nb_name: str, uid: int, zygote: Zygote | None) -> Path:
+    workdir = Path(
+        tempfile.mkdtemp(prefix=f"grade-{nb_name}-", dir=zygote.slots if zygote else None)
+    )
     (workdir / ".matplotlib").mkdir()
-    # The font cache, copied so that matplotlib does not rebuild it in every kernel (~1 s).
-    for cache in glob.glob(os.path.expanduser("~/.cache/matplotlib/fontlist-*.json")):
-        shutil.copy(cache, workdir / ".matplotlib")
+    if zygote is None:  # a forked kernel has matplotlib and its fonts loaded already
+        copy_font_cache(workdir / ".matplotlib")
     if os.geteuid() == 0 and isolation() == "bwrap":
         for path in [workdir, *workdir.rglob("*")]:
             os.chown(path, uid, uid)
@@ -391,9 +391,8 @@ def _execute_once(
             raise GraderEnvironmentError(
                 f"the kernel cannot load the grader's code: {error}. {INSTALL_HINT}"
             ) from None
-    slots = zygote.slots if zygote is not None else None
-    workdir = _prepare_workdir(name, uid, slots)
-    probes = _prepare_probes(slots)
+    workdir = _prepare_workdir(name, uid, zygote)
+    probes = _prepare_probes(zygote.slots if zygote else None)
     own_uid = os.geteuid() == 0 and isolation() == "bwrap"
     (workdir / f"{name}.ipynb").write_text(nbformat.writes(nb))
     first_code: dict[str, float] = {}

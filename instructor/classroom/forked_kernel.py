@@ -33,7 +33,14 @@ from typing import Any
 
 from jupyter_client.provisioning import LocalProvisioner
 
-from .sandbox import Limits, isolation, kernel_environment, zygote_command
+from .sandbox import (
+    Limits,
+    copy_font_cache,
+    isolation,
+    kernel_environment,
+    rlimits,
+    zygote_command,
+)
 from .zygote import READY
 
 __all__ = [
@@ -84,10 +91,8 @@ class Zygote:
     def start(cls) -> Zygote:
         slots = Path(tempfile.mkdtemp(prefix="grade-kernels-"))
         os.chmod(slots, 0o711)  # kernels reach their own folder in it, and nothing else
-        fonts = Path(os.path.expanduser("~/.cache/matplotlib"))
         (slots / ".matplotlib").mkdir()
-        for cache in fonts.glob("fontlist-*.json"):
-            shutil.copy(cache, slots / ".matplotlib")
+        copy_font_cache(slots / ".matplotlib")
         command = [sys.executable, "-m", "instructor.classroom.zygote", str(slots / ".zygote")]
         process = subprocess.Popen(
             zygote_command(command, slots),
@@ -137,17 +142,6 @@ def zygote_for_worker() -> Zygote:
         return _ZYGOTE
 
 
-def _rlimits(limits: Limits) -> dict[str, int]:
-    mib = 1024 * 1024
-    return {
-        "memory": limits.memory_mib * mib,
-        "cpu": limits.cpu_seconds,
-        "processes": limits.processes,
-        "file": limits.file_mib * mib,
-        "core": 0,
-    }
-
-
 class ForkedKernel:
     """A kernel forked by the zygote, with the part of :class:`subprocess.Popen` that
     jupyter_client uses (poll, wait, send_signal, kill, terminate)."""
@@ -164,7 +158,7 @@ class ForkedKernel:
             "workdir": str(workdir),
             "uid": uid,
             "env": kernel_environment(workdir),
-            "limits": _rlimits(limits),
+            "limits": rlimits(limits, own_uid=True),
         }
         self.conn.sendall((json.dumps(request) + "\n").encode())
         answer = self._message(START_SECONDS)

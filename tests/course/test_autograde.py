@@ -37,6 +37,7 @@ import re
 from collections.abc import Callable
 
 import pytest
+from nbformat import NotebookNode
 
 from instructor import anatomy, registry
 from instructor.classroom.execute import STUDENT_VIEW
@@ -169,6 +170,15 @@ def cells_of(
 ) -> dict[str, tuple[float, float]]:
     """The scores of the test cells that grade ``function``."""
     return {name: scores[name] for name in anatomy.tests_of(function, list(scores))}
+
+
+def function_test_cells(notebook: NotebookNode, function: str) -> list[NotebookNode]:
+    """The test cells of ``function`` (a graded function or question) in ``notebook``."""
+    return [
+        cell
+        for cell in anatomy.test_cells(notebook)
+        if anatomy.tests_of(function, [anatomy.grade_id(cell)])
+    ]
 
 
 @by_assignment
@@ -310,11 +320,7 @@ def test_wrong_answer_gets_its_message(
     of the function's test cells that fails shows that message (in the grader's view; the
     student's view shows the same, as the test above checks)."""
     notebook = graded_course(assignment, batch).autograded(student)
-    cells = [
-        cell
-        for cell in anatomy.test_cells(notebook)
-        if anatomy.tests_of(case.function, [anatomy.grade_id(cell)])
-    ]
+    cells = function_test_cells(notebook, case.function)
     failing = next(
         (c for c in cells if any(o.get("output_type") == "error" for o in c.get("outputs", []))),
         cells[0],
@@ -379,11 +385,7 @@ def test_a_wrong_concept_answer_is_told_the_reason(
     the right answer: the autograded cell shows the hidden check's ``why=`` text."""
     notebook = graded_course(assignment, batch).autograded(student)
     reasons = hidden_reasons(assignment)
-    cells = [
-        cell
-        for cell in anatomy.test_cells(notebook)
-        if anatomy.tests_of(case.function, [anatomy.grade_id(cell)])
-    ]
+    cells = function_test_cells(notebook, case.function)
     shown = "\n".join(
         output.get("evalue", "") + output.get("text", "")
         for cell in cells
@@ -410,11 +412,7 @@ def test_a_hidden_case_passes_the_visible_tests_only(
     out."""
     course = graded_course(assignment, batch)
     notebook = course.autograded(student)
-    cells = [
-        cell
-        for cell in anatomy.test_cells(notebook)
-        if anatomy.tests_of(case.function, [anatomy.grade_id(cell)])
-    ]
+    cells = function_test_cells(notebook, case.function)
     assert cells, f"{case.function} has no test cell"
     for cell in cells:
         passed = anatomy.visible_pass_message(cell.source)
@@ -442,8 +440,7 @@ def test_a_wrong_answer_gets_a_message_not_a_raw_exception(
     notebook = graded_course(assignment, batch).autograded(student)
     errors = [
         output
-        for cell in anatomy.test_cells(notebook)
-        if anatomy.tests_of(case.function, [anatomy.grade_id(cell)])
+        for cell in function_test_cells(notebook, case.function)
         for output in cell.get("outputs", [])
         if output.get("output_type") == "error"
     ]
