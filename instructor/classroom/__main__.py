@@ -17,7 +17,7 @@ from typing import Any
 
 from instructor.paths import AUTOGRADER
 
-from .execute import GraderEnvironmentError
+from .records import GraderEnvironmentError
 from .sandbox import Limits
 
 DEFAULT_ROOT = AUTOGRADER

@@ -57,7 +57,7 @@ from .forked_kernel import (
 )
 from .guard import REPORT_PREFIX
 from .probe import Channel, KernelGone, ProbeError, ProbeTimeout
-from .records import ExecutionResult, ZeroedTest
+from .records import ExecutionResult, GraderEnvironmentError, ZeroedTest
 from .sandbox import Limits, copy_font_cache, isolation, sandbox_command, sandbox_uid
 from .verdict import BEST_EFFORT, TestVerdict, run_test
 
@@ -78,10 +78,6 @@ INSTALL_HINT = (
     "Install the course package (pip install -e '.[instructor]') in the environment the "
     "kernel runs in."
 )
-
-
-class GraderEnvironmentError(RuntimeError):
-    """The kernel cannot load the grader's code: no submission can be graded here."""
 
 
 @dataclass(frozen=True)

@@ -23,12 +23,21 @@ __all__ = [
     "UNANSWERED",
     "CellGrade",
     "ExecutionResult",
+    "GraderEnvironmentError",
     "HandIn",
     "HandInSummary",
     "NotebookSummary",
     "Screening",
     "ZeroedTest",
 ]
+
+
+class GraderEnvironmentError(RuntimeError):
+    """The kernel cannot load the grader's code: no submission can be graded here.
+
+    Raised by :mod:`.execute`, caught by :mod:`.grade` and the command line; it lives here so
+    that the command line can name it without importing torch.
+    """
 
 
 @dataclass(frozen=True)

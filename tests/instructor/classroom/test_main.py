@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -19,6 +21,20 @@ def test_help_names_the_grade_command(capsys: pytest.CaptureFixture[str]) -> Non
     out = capsys.readouterr().out
     for option in ("--scheduler", "--lms", "--pattern", "--student", "--replace"):
         assert option in out
+
+
+def test_help_loads_neither_torch_nor_the_grading_stack() -> None:
+    """The package docstring promises a cheap import: ``grade --help`` answers at once."""
+    script = (
+        "import sys\n"
+        "from instructor.classroom.__main__ import main\n"
+        "try:\n    main(['grade', '--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = ('torch', 'nbclient', 'nbgrader', 'distributed')\n"
+        "print(sorted(name for name in heavy if name in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
 def test_an_lms_zip_is_collected_into_submitted(course: ScratchCourse, tmp_path: Path) -> None:
