@@ -30,8 +30,9 @@ import nbformat
 from instructor import anatomy
 from instructor.classroom.forked_kernel import zygote_available
 from instructor.classroom.grade import ClassGrader
+from instructor.nbgrader_env import nbgrader_env
 from instructor.paths import BENCHMARKS
-from instructor.scratch_course import ScratchCourse, nbgrader_env
+from instructor.scratch_course import ScratchCourse
 
 ASSIGNMENTS = ("01_vector_sets", "02_soft_select", "03_matrix_form")
 PATCHED = (

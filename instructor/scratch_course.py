@@ -17,19 +17,10 @@ from typing import Any
 import nbformat
 
 from instructor import anatomy
+from instructor.nbgrader_env import nbgrader_env
 from instructor.paths import AUTOGRADER, SOLUTIONS
 
-__all__ = ["ScratchCourse", "nbgrader_env"]
-
-
-def nbgrader_env() -> dict[str, str]:
-    """The environment for nbgrader subprocesses: this interpreter's bin/ first on PATH
-    (nbgrader runs ``alembic`` and the kernel by name). MPLBACKEND is dropped: a kernel
-    with it set to Agg would not store inline figures."""
-    env = dict(os.environ)
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    env.pop("MPLBACKEND", None)
-    return env
+__all__ = ["ScratchCourse"]
 
 
 class ScratchCourse:
@@ -95,7 +86,7 @@ class ScratchCourse:
 
         # The kernels nbgrader starts inherit this process's environment.
         os.environ.update(nbgrader_env())
-        os.environ.pop("MPLBACKEND", None)
+        os.environ.pop("MPLBACKEND", None)  # update() cannot remove a key
         config = PyFileConfigLoader("nbgrader_config.py", path=str(self.root)).load_config()
         return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
 

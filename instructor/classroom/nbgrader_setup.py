@@ -107,7 +107,7 @@ class NbgraderCourse:
         from nbgrader.apps import NbGraderAPI
         from nbgrader.coursedir import CourseDirectory
 
-        from instructor.scratch_course import nbgrader_env
+        from instructor.nbgrader_env import nbgrader_env
 
         os.environ.update(nbgrader_env())
         config = self._config(staged)

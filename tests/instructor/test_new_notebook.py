@@ -21,6 +21,7 @@ import pytest
 from instructor import anatomy, registry
 from instructor.colab import badge_markdown, colab_setup_source
 from instructor.grading_cases import Case, Mutation
+from instructor.nbgrader_env import nbgrader_env
 from instructor.new_notebook import (
     ID_PATTERN,
     NOTEBOOK_TEMPLATE,
@@ -30,7 +31,6 @@ from instructor.new_notebook import (
     with_entry,
 )
 from instructor.paths import COURSE_ROOT, ROOT_VARIABLE
-from instructor.scratch_course import nbgrader_env
 
 NEW = "99_example"
 TITLE = 'Example: a "quoted" title · with a dot'
