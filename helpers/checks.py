@@ -427,6 +427,31 @@ def check_choice(
         raise AssertionError(f"{name} = {answer!r} is not the right answer. {why}".rstrip())
 
 
+def _one_number(answer: Any, name: str) -> Any:
+    """``answer.item()`` for a tensor or array of one int or float element (what a count like
+    ``mask.sum()`` gives); ``answer`` itself for anything else."""
+    if not isinstance(answer, torch.Tensor | np.ndarray | np.generic):
+        return answer
+    size = answer.numel() if isinstance(answer, torch.Tensor) else answer.size
+    if size != 1:
+        shape = tuple(answer.shape)
+        raise AssertionError(
+            f"{name} holds {size} numbers (a {type(answer).__name__} of shape {shape}); "
+            "the answer is one number."
+        )
+    dtype = answer.dtype
+    if isinstance(answer, torch.Tensor):
+        numeric = dtype.is_floating_point or not (dtype.is_complex or dtype == torch.bool)
+    else:
+        numeric = np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.floating)
+    if not numeric:
+        raise AssertionError(
+            f"{name} should be a number (an int or a float), got a {type(answer).__name__} "
+            f"of dtype {dtype}."
+        )
+    return answer.item()
+
+
 def check_number(
     answer: Any,
     name: str,
@@ -437,7 +462,9 @@ def check_number(
     """A concept question answered with a number (a count, a size, a ratio).
 
     Args:
-        answer: what the student set, an int or a float (a bool or a string is refused).
+        answer: what the student set, an int or a float, or a tensor or array holding one
+            number (``local_mask(1000, 10).sum()``: its ``.item()`` is taken); a bool, a
+            string or several numbers are refused.
         name: the answer's variable, for the message (``"q_scores_per_minute"``).
         correct: the right value; only hidden tests pass it.
         relative_tolerance: how far from ``correct`` still counts as right (0: exactly).
@@ -446,6 +473,7 @@ def check_number(
     """
     if answer is None or answer is Ellipsis:
         raise AssertionError(f"{name} is not answered yet: set it to a number.")
+    answer = _one_number(answer, name)
     if isinstance(answer, bool) or not isinstance(answer, int | float | np.integer | np.floating):
         raise AssertionError(
             f"{name} should be a number (an int or a float), got {type(answer).__name__} "

@@ -274,3 +274,19 @@ def test_check_number_gives_the_reason_of_the_right_answer() -> None:
     with pytest.raises(AssertionError) as error:  # a malformed answer is not told the reason
         check_number("64", "q_n", correct=64, why=why)
     assert why not in str(error.value)
+
+
+def test_check_number_takes_a_tensor_or_array_of_one_number() -> None:
+    mask = torch.ones(4, 5, dtype=torch.bool)
+    check_number(mask.sum(), "q_n", correct=20)  # a count, as `mask.sum()` gives it
+    check_number(torch.tensor([20.0]), "q_n", correct=20)
+    check_number(np.array(20), "q_n", correct=20)
+    check_number(np.float32(20.0), "q_n", correct=20)
+    with fails_with("q_n = 19 is not the right answer."):
+        check_number(mask.sum() - 1, "q_n", correct=20)
+    with fails_with("q_n holds 2 numbers (a Tensor of shape (2,)); the answer is one number."):
+        check_number(torch.tensor([1.0, 2.0]), "q_n", correct=20)
+    with fails_with("q_n should be a number (an int or a float), got a Tensor of dtype torch.bool"):
+        check_number(torch.tensor(True), "q_n", correct=1)
+    with fails_with("q_n is nan: answer with a finite number."):
+        check_number(torch.tensor(float("nan")), "q_n")
