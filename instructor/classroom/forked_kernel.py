@@ -110,10 +110,20 @@ class Zygote:
             raise ZygoteError(
                 f"the kernel zygote did not start ({line or 'no answer'}): {error.strip()}"
             )
-        # Nothing more is read from its output: it must not fill a pipe and block.
-        threading.Thread(target=process.stdout.read, daemon=True).start()
-        threading.Thread(target=process.stderr.read, daemon=True).start()
+        # Its kernels inherit these pipes: they are emptied as they fill (a full pipe would
+        # block the kernel) and what comes is dropped, never gathered in this process.
+        threading.Thread(target=_discard, args=(process.stdout,), daemon=True).start()
+        threading.Thread(target=_discard, args=(process.stderr,), daemon=True).start()
         return zygote
+
+
+def _discard(stream: Any) -> None:
+    """Read ``stream`` to its end, keeping nothing; as bytes, so that no decoding error
+    (a kernel writes what it likes) can end the thread and leave the pipe to fill."""
+    binary = getattr(stream, "buffer", stream)
+    with contextlib.suppress(OSError, ValueError):
+        while binary.read1(1 << 16):
+            pass
 
 
 _ZYGOTE: Zygote | None = None

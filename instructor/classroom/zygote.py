@@ -11,8 +11,8 @@ notebook then gets a child of it, which runs nothing but the student's notebook:
 - the zygote never runs student code, and a child cannot reach it: the zygote runs as root
   and is not dumpable (no ``ptrace``, no ``/proc/<pid>/mem``), and its socket is root's;
 - when the notebook ends (the kernel exits, or the grader closes the connection), every
-  process of the child's user id is killed, so nothing a student starts outlives their
-  notebook or sees the next one.
+  process of the child's user id is killed and its SysV IPC objects removed, so nothing a
+  student starts or leaves outlives their notebook or reaches the next one.
 
 It runs in a sandbox of its own (:func:`.sandbox.zygote_command`), one per worker, whose only
 writable folder holds the kernels' folders; the grader's side is :mod:`.forked_kernel`.
@@ -116,16 +116,44 @@ def _become_kernel(request: dict, keep_out: list[socket.socket]) -> None:
 
 
 def _kill_user(uid: int) -> None:
-    """Kill every process of ``uid`` at once (``kill(-1)`` sent as that user)."""
+    """Kill every process of ``uid`` at once (``kill(-1)`` sent as that user), then remove
+    its SysV IPC objects: the kernels of one zygote share its IPC namespace, and a segment
+    outlives its process. Done as that user, so nothing but that user's objects can go.
+    (Files cannot be left: outside its own working folder a kernel can write nowhere.)"""
     helper = os.fork()
     if helper == 0:
         try:
             os.setgid(uid)
             os.setuid(uid)
             os.kill(-1, signal.SIGKILL)
+            with contextlib.suppress(Exception):
+                _remove_sysv_ipc(uid)
         finally:
             os._exit(0)
     os.waitpid(helper, 0)
+
+
+_IPC_RMID = 0
+_SYSV_IPC = {"shm": "shmctl", "sem": "semctl", "msg": "msgctl"}
+"""``/proc/sysvipc/<kind>`` and the call that removes an object of that kind."""
+
+
+def _remove_sysv_ipc(uid: int) -> None:
+    """Remove every shared memory segment, semaphore set and message queue that ``uid`` owns
+    or created, as listed in ``/proc/sysvipc`` (for this IPC namespace)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for kind, call in _SYSV_IPC.items():
+        with open(f"/proc/sysvipc/{kind}") as table:
+            header, *rows = table.read().splitlines()
+        columns = header.split()
+        for row in rows:
+            fields = dict(zip(columns, row.split(), strict=False))
+            if str(uid) in (fields.get("uid"), fields.get("cuid")):
+                ident = int(fields[columns[1]])  # shmid, semid or msqid
+                if kind == "sem":
+                    libc.semctl(ident, 0, _IPC_RMID)
+                else:
+                    getattr(libc, call)(ident, _IPC_RMID, None)
 
 
 def _send(conn: socket.socket, message: dict) -> None:

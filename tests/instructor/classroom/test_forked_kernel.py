@@ -118,3 +118,77 @@ def test_a_zygote_that_cannot_start_is_an_error_of_the_grader(
     )
     with pytest.raises(execute.GraderEnvironmentError, match="cannot load the grader's code"):
         execute.check_kernel_environment(limits)
+
+
+LEAVE_BEHIND = f"""
+import ctypes, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+left = {{}}
+for key in (0x5A1, 0x5A2):  # two 1 MiB segments anyone may read, as a student would leave them
+    shmid = libc.shmget(key, 1 << 20, 0o1000 | 0o666)  # IPC_CREAT
+    address = libc.shmat(shmid, None, 0)
+    ctypes.memmove(address, b"answers of the first student", 29)
+    left[key] = shmid
+left["sem"] = libc.semget(0x5A3, 1, 0o1000 | 0o666)
+left["msg"] = libc.msgget(0x5A4, 0o1000 | 0o666)
+for folder in ("/tmp", "/dev/shm", "/"):  # folders every kernel of the zygote sees
+    try:
+        with open(folder.rstrip("/") + "/answers.txt", "w") as handle:
+            handle.write("answers of the first student")
+        left[folder] = "written"
+    except OSError:
+        left[folder] = "refused"
+print("{REPORT}" + json.dumps({{k if isinstance(k, str) else hex(k): v for k, v in left.items()}}))
+"""
+
+FIND_LEFTOVERS = f"""
+import json, os
+found = {{}}
+for kind in ("shm", "sem", "msg"):
+    rows = open(f"/proc/sysvipc/{{kind}}").read().splitlines()[1:]
+    found[kind] = len(rows)
+print("{REPORT}" + json.dumps(found))
+"""
+
+
+def test_a_kernel_leaves_no_shared_memory_or_files_for_the_next(limits: Limits) -> None:
+    """SysV IPC objects outlive their process, and the next kernel forked from the same
+    zygote shares its IPC namespace; the folders every kernel sees are not writable."""
+    left = _run(LEAVE_BEHIND, limits)
+    folders = {folder: left.pop(folder) for folder in ("/tmp", "/dev/shm", "/")}
+    assert folders == {"/tmp": "refused", "/dev/shm": "refused", "/": "refused"}
+    assert min(left.values()) >= 0, f"the first kernel could not make its objects: {left}"
+    assert _run(FIND_LEFTOVERS, limits) == {"shm": 0, "sem": 0, "msg": 0}
+
+
+FLOOD = f"""
+import json, os, sys
+# The kernel's original stdout (ipykernel keeps a copy of it): the zygote's pipe.
+fd = getattr(sys.stdout, "_original_stdstream_copy", None) or 1
+os.write(fd, bytes(range(128, 256)))  # not UTF-8: the reader must not stop at it
+chunk = b"x" * (1 << 20)
+for _ in range(256):
+    os.write(fd, chunk)
+print("{REPORT}" + json.dumps({{"fd": fd}}))
+"""
+
+
+def _resident_mib() -> float:
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS in /proc/self/status")
+
+
+def test_what_a_kernel_writes_to_its_inherited_output_is_not_kept(limits: Limits) -> None:
+    """The zygote's output pipes are read by the grading worker: what a kernel floods them
+    with must be dropped as it comes, not gathered in the worker's memory."""
+    import time
+
+    _run("print('report: {}')", limits)  # the zygote is up before the first measurement
+    before = _resident_mib()
+    _run(FLOOD, limits)
+    time.sleep(1.0)  # the drain threads take what is still in the pipe
+    grown = _resident_mib() - before
+    assert grown < 64, f"the grading process grew by {grown:.0f} MiB for 256 MiB of output"
