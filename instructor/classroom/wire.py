@@ -226,9 +226,12 @@ class Writer:
 
 
 def _regular_file(path: Path, limit: int) -> bytes:
-    """The bytes of ``path``, which must be a regular file (not a link) of at most ``limit``."""
+    """The bytes of ``path``, which must be a regular file (not a link) of at most ``limit``.
+
+    Opened non-blocking: a FIFO in its place would otherwise hold the grader until someone
+    writes to it; it is then refused as not regular."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as error:
         raise WireError(f"cannot open {path.name}: {error.strerror}") from None
     try:

@@ -163,3 +163,30 @@ def test_a_message_that_is_not_a_json_object_is_refused(tmp_path: Path) -> None:
     (tmp_path / wire.MESSAGE).write_text("{")
     with pytest.raises(wire.WireError, match="not JSON"):
         wire.read_message(tmp_path)
+
+
+@pytest.mark.parametrize("name", [wire.MESSAGE, "a0.npy"])
+def test_a_fifo_in_place_of_a_file_is_refused_without_waiting(tmp_path: Path, name: str) -> None:
+    """Opening a FIFO for reading waits for a writer: a kernel that answers with one must
+    not hold the grader (the file is opened non-blocking, then found not regular)."""
+    import threading
+
+    if name != wire.MESSAGE:
+        record = {"value": {"t": "ndarray", "array": name}}
+        (tmp_path / wire.MESSAGE).write_text(json.dumps(record))
+    os.mkfifo(tmp_path / name)
+    outcome: list[str] = []
+
+    def read() -> None:
+        try:
+            wire.Reader(tmp_path).value(wire.read_message(tmp_path)["value"])
+        except wire.WireError as error:
+            outcome.append(str(error))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    if reader.is_alive():  # unblock the reader: open the FIFO for writing once
+        os.close(os.open(tmp_path / name, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail(f"reading a FIFO named {name} waited for a writer")
+    assert outcome == [f"{name} is not a regular file"]
