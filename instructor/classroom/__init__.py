@@ -13,11 +13,17 @@ Modules, one job each:
 - :mod:`.staging`: a hand-in read, checked and sanitised before anything runs;
 - :mod:`.integrity`: what a submitted file changed in the released notebook;
 - :mod:`.execute`: one notebook in a sandboxed kernel, its test cells judged;
+- :mod:`.verdict`: one test cell run in the grader's process; :mod:`.probe`: the grader's
+  side of a call into the kernel, :mod:`.probe_kernel` the kernel's, :mod:`.wire` the data
+  format between them;
 - :mod:`.sandbox`: bubblewrap and limits; :mod:`.guard`: runs inside the kernel;
+- :mod:`.reaper`: every process a kernel leaves is ended with its notebook;
+- :mod:`.gradebook_watch`: a score changed during a run, not by the grader, stops it;
 - :mod:`.zygote`: a sandboxed process that has imported torch once and forks each
   notebook's kernel; :mod:`.forked_kernel`: the grader's side of it (as root with bwrap);
 - :mod:`.replay`: the sandboxed outputs recorded through nbgrader's ``autograde``;
-- :mod:`.feedback`: nbgrader's feedback HTML; :mod:`.reports`: grades CSV, integrity report;
+- :mod:`.feedback`: nbgrader's feedback HTML (:mod:`.feedback_preprocessor` its
+  preprocessor); :mod:`.reports`: grades CSV, integrity report;
 - :mod:`.similarity`: near copies of the solutions or of each other;
 - :mod:`.records`: the typed records the parts hand each other.
 

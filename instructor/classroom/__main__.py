@@ -153,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from .cluster import ClusterError
     from .grade import ClassGrader
+    from .gradebook_watch import GradebookChanged
     from .nbgrader_setup import SetupError
 
     grader = ClassGrader(
@@ -180,7 +181,13 @@ def main(argv: list[str] | None = None) -> int:
                 zip_times=args.zip_times,
             )
         summaries = grader.grade(args.assignments)
-    except (IntakeError, ClusterError, SetupError, GraderEnvironmentError) as error:
+    except (
+        IntakeError,
+        ClusterError,
+        SetupError,
+        GraderEnvironmentError,
+        GradebookChanged,
+    ) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     return 1 if any(s.error for s in summaries) else 0

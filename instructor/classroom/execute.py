@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import json
 import os
 import secrets
@@ -57,6 +58,7 @@ from .forked_kernel import (
 )
 from .guard import REPORT_PREFIX
 from .probe import Channel, KernelGone, ProbeError, ProbeTimeout
+from .reaper import reaped
 from .records import ExecutionResult, GraderEnvironmentError, ZeroedTest
 from .sandbox import Limits, copy_font_cache, isolation, sandbox_command, sandbox_uid
 from .verdict import BEST_EFFORT, TestVerdict, run_test
@@ -474,7 +476,10 @@ def _execute_once(
 
     detail = ""
     try:
-        outcome = asyncio.run(_run(client, km, limits, judge, student_view))
+        # Without a zygote, the kernel is this process's child: whatever it leaves running
+        # is found and ended here (with a zygote, the zygote ends its user's processes).
+        with contextlib.nullcontext() if zygote else reaped():
+            outcome = asyncio.run(_run(client, km, limits, judge, student_view))
     except GraderEnvironmentError as error:
         outcome, detail = "grader error", str(error)
     except Exception as error:  # noqa: BLE001 - any failure is a recorded outcome, not a crash

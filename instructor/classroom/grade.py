@@ -45,6 +45,7 @@ from .execute import (
     unexecuted,
 )
 from .feedback import lacking_feedback, write_feedback
+from .gradebook_watch import GradebookWatch
 from .nbgrader_setup import WORK, NbgraderCourse
 from .records import ExecutionResult, HandIn, HandInSummary
 from .replay import record_hand_in
@@ -161,9 +162,15 @@ class ClassGrader:
             yield client
 
     def _record(
-        self, hand_in: HandIn, staged: Staged, executed: dict[str, ExecutionResult]
+        self,
+        hand_in: HandIn,
+        staged: Staged,
+        executed: dict[str, ExecutionResult],
+        watch: GradebookWatch,
     ) -> HandInSummary:
+        watch.check(f"before {hand_in.student}'s {hand_in.assignment} was recorded")
         summary = record_hand_in(self.course, hand_in, staged, executed)
+        watch.recorded(hand_in.assignment, hand_in.student)
         self.state.save(summary)
         return summary
 
@@ -199,6 +206,9 @@ class ClassGrader:
             f"isolation: {isolated}"
             + ("" if isolated == "bwrap" else " (NOT isolated: see docs/instructors.md)")
         )
+        # Scores as they stand: nothing but this run's recordings may change them until the
+        # run ends (a kernel reaching the gradebook, without bubblewrap, would).
+        watch = GradebookWatch(self.course.gradebook, assignments)
         graded: dict[HandIn, HandInSummary] = {}
         staged: dict[HandIn, Staged] = {}
         results: dict[HandIn, dict[str, ExecutionResult]] = {}
@@ -237,7 +247,7 @@ class ClassGrader:
             else:
                 environment.cancel()
             for hand_in, staging in nothing_to_run:
-                graded[hand_in] = self._record(hand_in, staging, {})
+                graded[hand_in] = self._record(hand_in, staging, {}, watch)
                 bar.update()
             for future in as_completed(futures):
                 hand_in, name = futures.pop(future)
@@ -250,10 +260,11 @@ class ClassGrader:
                 results[hand_in][name] = result
                 if results[hand_in].keys() == staged[hand_in].notebooks.keys():
                     graded[hand_in] = self._record(
-                        hand_in, staged.pop(hand_in), results.pop(hand_in)
+                        hand_in, staged.pop(hand_in), results.pop(hand_in), watch
                     )
                     bar.update()
             bar.close()
+            watch.check("while the kernels ran")
             # Feedback and reports: of the students present in submitted/ (a removed folder
             # drops out); a hand-in graded again gets its feedback again.
             present = {(a, s) for a in assignments for s in self.present(a)}
