@@ -10,7 +10,8 @@ The student-view notebooks and a landing page (from ``docs/site/index.md`` and t
 registry) are written to ``_build/site/``; Sphinx with MyST-NB and sphinx-book-theme
 (configured in ``docs/site/conf.py``) renders them into ``_site/``. Both folders are
 git-ignored. MathJax is served from the site itself (``_static/mathjax``, copied from the
-``jupyter-server-mathjax`` package): the pages load nothing from elsewhere.
+``jupyter-server-mathjax`` package): the pages load nothing from elsewhere. A page's download
+button gives the student notebook with its visible tests (:func:`downloadable_notebooks`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ __all__ = [
     "SOURCE",
     "build",
     "colab_link",
+    "downloadable_notebooks",
     "landing_page",
     "leaks",
     "main",
@@ -150,8 +152,9 @@ def leaks(notebook: NotebookNode) -> list[str]:
 
 def landing_page(course: registry.Course, template: str) -> str:
     """``template`` (``docs/site/index.md``) with its ``{{ field }}`` s filled in from the
-    registry (``title``, ``count``, ``total_minutes``, ``hours``, ``notebook_table``,
-    ``toctree``, ``repository``, ``branch``)."""
+    registry (``title``, ``count``, ``shortest`` and ``longest`` (a notebook's minutes),
+    ``total_minutes``, ``hours``, ``notebook_table``, ``toctree``, ``repository``,
+    ``branch``)."""
     rows = [
         "| # | notebook | time | you implement | open in Colab |",
         "| --- | --- | ---: | --- | --- |",
@@ -162,10 +165,13 @@ def landing_page(course: registry.Course, template: str) -> str:
             f"| {notebook.number} | [{notebook.title}]({notebook.id}/{notebook.id}.ipynb) "
             f"| {notebook.minutes} min | {functions} | {colab_link(colab.colab_url(notebook.id))} |"
         )
+    minutes = [notebook.minutes for notebook in course.notebooks]
     fields = {
         "title": course.title,
-        "total_minutes": str(sum(notebook.minutes for notebook in course.notebooks)),
-        "hours": f"{sum(notebook.minutes for notebook in course.notebooks) / 60:.1f}",
+        "shortest": str(min(minutes)),
+        "longest": str(max(minutes)),
+        "total_minutes": str(sum(minutes)),
+        "hours": f"{sum(minutes) / 60:.1f}",
         "count": str(len(course.notebooks)),
         "notebook_table": "\n".join(rows),
         "toctree": "\n".join(f"{n.id}/{n.id}" for n in course.notebooks),
@@ -223,6 +229,24 @@ def write_sources(source: Path = SOURCE) -> list[Path]:
     return written
 
 
+def downloadable_notebooks(html: Path) -> list[Path]:
+    """Put the student notebook, with its visible tests (``notebooks/<id>/<id>.ipynb``, the
+    one Colab opens), where each page's download button points: sphinx-book-theme offers
+    the page's source, ``_sources/<id>/<id>.ipynb`` (the student view, without the tests).
+    Returns the files replaced; raises ``RuntimeError`` where Sphinx wrote none."""
+    replaced = []
+    for notebook_id in registry.load().ids:
+        target = html / "_sources" / notebook_id / f"{notebook_id}.ipynb"
+        if not target.exists():
+            raise RuntimeError(
+                f"no {target.relative_to(html)} for the download button to replace (did the "
+                "theme's download button or Sphinx's html_copy_source change?)"
+            )
+        shutil.copyfile(released_path(notebook_id), target)
+        replaced.append(target)
+    return replaced
+
+
 def build(output: Path = OUTPUT, *, workdir: Path = BUILD, quiet: bool = True) -> Path:
     """The whole site, from scratch: student views to ``workdir/src``, HTML to ``output``
     (through ``workdir/html``). Returns ``output / "index.html"``; raises
@@ -238,6 +262,7 @@ def build(output: Path = OUTPUT, *, workdir: Path = BUILD, quiet: bool = True) -
     status = build_main([*arguments, str(workdir / "src"), str(html)])
     if status != 0:
         raise RuntimeError(f"sphinx-build failed (exit status {status}); see its messages above")
+    downloadable_notebooks(html)
     if output.exists():
         shutil.rmtree(output)
     output.parent.mkdir(parents=True, exist_ok=True)

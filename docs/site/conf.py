@@ -62,6 +62,11 @@ mathjax2_config = {
 html_theme = "sphinx_book_theme"
 html_static_path = ["_static"]
 html_css_files = ["site.css"]
+# site.js: the sidebar buttons work on a phone (see the file).
+html_js_files = ["site.js"]
+templates_path = ["_templates"]
+# sphinx-book-theme's sidebar, its title inside a landmark (_templates/sidebar-title.html).
+html_sidebars = {"**": ["sidebar-title.html", "search-button-field.html", "sbt-sidebar-nav.html"]}
 html_show_sourcelink = False
 html_last_updated_fmt = None
 html_theme_options = {
@@ -71,6 +76,8 @@ html_theme_options = {
     "repository_branch": course.branch,
     "path_to_docs": "notebooks",
     "launch_buttons": {"colab_url": "https://colab.research.google.com"},
+    # Offers _sources/<id>/<id>.ipynb, which instructor/site.py replaces by the student
+    # notebook with its visible tests (site.downloadable_notebooks).
     "use_download_button": True,
     "use_fullscreen_button": False,
     "use_repository_button": False,

@@ -8,16 +8,21 @@ course's own notebooks are checked the same way.
 from __future__ import annotations
 
 import base64
+from dataclasses import replace
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
 from instructor import anatomy, colab, registry, site
+from instructor.paths import released_path
 
 URL = "https://colab.research.google.com/github/o/r/blob/main/notebooks/x/x.ipynb"
 PNG = base64.b64encode(b"\x89PNG fake").decode()
 SOLUTION_LINE = "return torch.arange(n) * secret_factor"
+ALT = "A bar chart of four weights that sum to one"
+# An alt text says what a figure shows: a few words, not a file name.
+ALT_WORDS = 4
 
 
 def nbgrader(grade_id: str, *, solution: bool, grade: bool) -> dict:
@@ -44,6 +49,7 @@ def pair() -> tuple[nbformat.NotebookNode, nbformat.NotebookNode]:
         "plot()",
         id="demo",
         execution_count=3,
+        metadata={"mystnb": {"image": {"alt": ALT}}},
         outputs=[
             new_output("stream", name="stdout", text="demo says hi\n"),
             new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"}),
@@ -105,6 +111,8 @@ def test_other_cells_keep_their_stored_outputs() -> None:
     assert demo.outputs[1].data["image/png"] == PNG
     # the slider's widget (nothing without a kernel) is gone, its static figure stays
     assert len(demo.outputs) == 2
+    # with its alt text, in the cell's metadata where MyST-NB reads it
+    assert demo.metadata["mystnb"] == {"image": {"alt": ALT}}
     assert view.cells[-1].source == instructor.cells[-1].source
     assert "widgets" not in view.metadata
 
@@ -152,11 +160,18 @@ def test_the_course_notebooks_student_views(notebook_id: str) -> None:
     for cell in anatomy.solution_cells(view):
         assert cell.source == stubs[cell.id]
     assert colab.colab_url(notebook_id) in view.cells[0].source
-    assert any(
-        "image/png" in output.get("data", {})
+    figures = [
+        cell
         for cell in view.cells
-        for output in cell.get("outputs", ())
-    ), "no figure on the page"
+        if any("image/png" in output.get("data", {}) for output in cell.get("outputs", ()))
+    ]
+    assert figures, "no figure on the page"
+    for cell in figures:
+        alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt", "")
+        assert len(alt.split()) >= ALT_WORDS and not alt.lower().endswith(".png"), (
+            f"cell {cell.id}: a figure needs the alt text that says what it shows "
+            '(metadata {"mystnb": {"image": {"alt": ...}}} in solutions/)'
+        )
 
 
 def test_the_landing_page_lists_the_notebooks_in_order() -> None:
@@ -170,6 +185,33 @@ def test_the_landing_page_lists_the_notebooks_in_order() -> None:
         assert colab.colab_url(notebook.id) in page
     with pytest.raises(KeyError, match="nope"):
         site.landing_page(course, "{{ nope }}")
+
+
+def test_the_landing_pages_times_are_the_registrys() -> None:
+    course = registry.load()
+    minutes = [notebook.minutes for notebook in course.notebooks]
+    page = site.landing_page(course, (site.CONF_DIR / "index.md").read_text())
+    assert " ".join(page.split()).count(f"each take {min(minutes)} to {max(minutes)} minutes") == 1
+    assert f"About {sum(minutes)} minutes" in page
+    assert "half an hour" not in page
+    shorter = [replace(n, minutes=5) for n in course.notebooks]
+    page = site.landing_page(replace(course, notebooks=shorter), "{{ shortest }}-{{ longest }}")
+    assert page == "5-5"
+
+
+def test_the_download_button_gives_the_student_notebooks(tmp_path) -> None:
+    ids = registry.load().ids
+    for notebook_id in ids:
+        page_source = tmp_path / "_sources" / notebook_id / f"{notebook_id}.ipynb"
+        page_source.parent.mkdir(parents=True)
+        page_source.write_text("the student view, without the tests")
+    replaced = site.downloadable_notebooks(tmp_path)
+    assert len(replaced) == len(ids)
+    for notebook_id, path in zip(ids, replaced, strict=True):
+        assert path.read_bytes() == released_path(notebook_id).read_bytes()
+    (tmp_path / "_sources" / ids[0] / f"{ids[0]}.ipynb").unlink()
+    with pytest.raises(RuntimeError, match=ids[0]):
+        site.downloadable_notebooks(tmp_path)
 
 
 def test_the_landing_figure_is_a_stored_png() -> None:
