@@ -366,6 +366,16 @@ def _figure_data(figure: Figure) -> tuple[dict[str, Any], dict[str, Any]]:
     return {"image/png": png, "text/plain": repr(figure)}, {}
 
 
+def _widget_view(widget: Any) -> dict[str, Any]:
+    """The view of ``widget`` that a display output carries under :data:`WIDGET_VIEW`.
+
+    ``{"version_major": 2, "version_minor": 0, "model_id": ...}``, from the widget's
+    ``get_view_spec()``, which ipywidgets 7 (Colab's 7.7.1) and 8 both have; the display
+    hooks differ (7 has ``_ipython_display_``, 8 ``_repr_mimebundle_``), so neither is used.
+    """
+    return widget.get_view_spec()
+
+
 class InteractiveFigure:
     """A figure drawn by ``draw(**values)``, with one slider per keyword.
 
@@ -486,8 +496,7 @@ class InteractiveFigure:
         data, metadata = _figure_data(figure)
         plt.close(figure)
         self._show_in_output(data, metadata)
-        view = self.widget._repr_mimebundle_()[WIDGET_VIEW]
-        display({**data, WIDGET_VIEW: view}, metadata=metadata, raw=True)
+        display({**data, WIDGET_VIEW: _widget_view(self.widget)}, metadata=metadata, raw=True)
 
 
 def interactive_figure(draw: Callable[..., Figure | Axes], **controls: Slider | Choice) -> None:
@@ -523,7 +532,11 @@ every run (nbval compares the text; the file does not change when re-executed)."
 @contextlib.contextmanager
 def _counted_widget_ids() -> Iterator[None]:
     """Give every ipywidget created inside (tqdm's bar, its labels, layouts, styles) a
-    counted model id instead of a random one (see :func:`_model_id`)."""
+    counted model id instead of a random one (see :func:`_model_id`).
+
+    ``Widget.__init__`` takes the id as its ``model_id`` keyword (the comm id of the widget's
+    comm) in ipywidgets 7 (Colab's 7.7.1) and 8 alike, and pops it before traitlets sees it.
+    """
     widgets = _ipywidgets()
     if widgets is None:
         yield

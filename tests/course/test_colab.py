@@ -1,23 +1,36 @@
-"""Colab, proven as far as it can be here: every notebook in a fresh, Colab-like environment.
+"""Colab, proven as far as it can be here: every notebook in a fresh environment with Colab's
+own versions of what the notebooks touch.
 
-One virtual environment (module fixture) holds only what Colab preinstalls (numpy, torch,
-matplotlib, ipykernel, ipywidgets, tqdm), not the course, and a stand-in ``google.colab``
-that the kernel imports at start, as Colab's does. Each notebook's set-up cell then runs
-for real: its ``%pip install "git+https://github.com/<REPOSITORY>@<BRANCH>"`` is pointed at
-a copy of the checkout (what a push would publish), so pip builds and installs the course
-exactly as it would from GitHub (09 also installs torch-geometric from the package index).
+One virtual environment (one test) holds only what Colab preinstalls, at the versions of
+Colab's runtime (``tests/support/colab_runtime.txt``: ipywidgets 7.7.1, IPython 7.34.0,
+ipykernel 6.17.1, numpy 2.1.3, matplotlib 3.10.0, tqdm 4.67.3, ..., from
+``googlecolab/backend-info``'s ``pip-freeze.txt``; torch is the course machines' CPU
+wheel), not the course, and a stand-in ``google.colab`` that the kernel imports at start, as
+Colab's does. Each notebook's set-up cell then runs for real: its
+``%pip install "git+https://github.com/<REPOSITORY>@<REF>"`` is pointed at a copy of the
+checkout (what a push would publish), so pip builds and installs the course exactly as it
+would from GitHub (09 also installs torch-geometric from the package index).
 
 For every notebook:
 
 - the **student version** (``notebooks/``, what the badge opens) runs top to bottom: the
   set-up cell succeeds, ``helpers`` is imported from the new environment's site-packages
-  (not from this checkout), every cell before the first exercise's test runs, and every
-  exercise test cell fails with ``NotImplementedError`` (the unsolved exercise), and every
-  concept question's test cell with ``NameError`` naming the question's unset variable;
+  (not from this checkout) next to exactly the pinned versions, every cell before the first
+  exercise's test runs, and every exercise test cell fails with ``NotImplementedError`` (the
+  unsolved exercise), and every concept question's test cell with ``NameError`` naming the
+  question's unset variable;
 - the **completed student version** (each exercise filled in with its solution) runs to
-  the end without any error, on the course the student run installed.
+  the end without any error output and without any stderr output (what a student would see
+  as a red warning), and every cell that calls ``interactive_figure`` or ``progress`` shows
+  the widget (sliders, a progress bar) next to its static figure or text: the widgets were
+  built under Colab's ipywidgets, not skipped.
 
-All of it is one test (one environment), about 3 minutes on two busy cores.
+Limits: Colab runs Python 3.13 and torch 2.11.0, this test the machine's Python and torch
+2.13.0; the front end is not Colab's (nbclient stores what the kernel sends; what Colab's
+browser side draws of a widget is not seen here).
+
+All of it is one test (one environment). The pinned runtime is built once (about a minute)
+and kept in pytest's cache; the test then takes about 3 minutes on two busy cores.
 """
 
 from __future__ import annotations
@@ -32,11 +45,15 @@ import pytest
 from instructor import anatomy, registry
 from instructor.paths import NOTEBOOKS
 from support.studentview import (
+    VERSIONS,
     ColabEnv,
     assignments,
+    colab_pins,
+    colab_runtime,
     colab_version,
     completed_notebook,
     make_colab_env,
+    runtime_cache,
 )
 
 pytestmark = pytest.mark.xdist_group("colab")
@@ -47,6 +64,8 @@ print(json.dumps({"colab": "google.colab" in sys.modules, "helpers": helpers.__f
                   "version": importlib.metadata.version("self-attention-course"),
                   "python": sys.executable}))"""
 
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
 
 def execute(env: ColabEnv, notebook: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
     """Run ``notebook`` (plus a probe cell) on the stand-in Colab kernel, errors allowed."""
@@ -55,7 +74,7 @@ def execute(env: ColabEnv, notebook: nbformat.NotebookNode, cwd: Path) -> nbform
     from nbclient import NotebookClient
 
     notebook = nbformat.from_dict(notebook)
-    notebook.cells.append(nbformat.v4.new_code_cell(PROBE, id="colab-probe"))
+    notebook.cells.append(nbformat.v4.new_code_cell(f"{VERSIONS}\n{PROBE}", id="colab-probe"))
     manager = KernelManager(
         kernel_name=env.kernel_name,
         kernel_spec_manager=KernelSpecManager(kernel_dirs=env.kernel_dirs),
@@ -88,6 +107,13 @@ def probe(notebook: nbformat.NotebookNode, env: ColabEnv) -> dict:
     assert not errors(nbformat.v4.new_notebook(cells=[cell])), f"probe failed: {cell.outputs}"
     text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
     found = json.loads(text.strip().splitlines()[-1])
+    versions = json.loads(text.strip().splitlines()[-2])
+    wrong = {
+        name: (pinned, versions.get(name))
+        for name, pinned in colab_pins().items()
+        if versions.get(name, "").split("+")[0] != pinned
+    }
+    assert not wrong, f"the kernel's packages are not Colab's pinned versions: {wrong}"
     site = env.site_packages()
     assert found["colab"], "google.colab was not imported in the kernel: the stand-in failed"
     assert Path(found["python"]).parent == env.python.parent, found
@@ -98,22 +124,78 @@ def probe(notebook: nbformat.NotebookNode, env: ColabEnv) -> dict:
     return found
 
 
-def test_every_notebook_runs_on_colab(tmp_path: Path) -> None:
+def stderr(notebook: nbformat.NotebookNode) -> list[tuple[int, str]]:
+    """``(cell index, text)`` of every stderr stream output (a red box in a notebook)."""
+    return [
+        (i, out.text)
+        for i, cell in enumerate(notebook.cells)
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+        if out.output_type == "stream" and out.name == "stderr"
+    ]
+
+
+def calls(notebook: nbformat.NotebookNode, name: str) -> list[int]:
+    """The code cells that call ``name`` outside a comment."""
+    return [
+        i
+        for i, cell in enumerate(notebook.cells)
+        if cell.cell_type == "code"
+        and any(f"{name}(" in line.split("#", 1)[0] for line in cell.source.splitlines())
+    ]
+
+
+def widget_outputs(cell: nbformat.NotebookNode) -> list[dict]:
+    """The display outputs of ``cell`` that carry a widget view (with a model id)."""
+    return [
+        out.data
+        for out in cell.get("outputs", [])
+        if out.output_type == "display_data"
+        and out.get("data", {}).get(WIDGET_VIEW, {}).get("model_id")
+    ]
+
+
+def check_widgets(assignment: str, done: nbformat.NotebookNode) -> int:
+    """Every slider cell shows the widget (the sliders) with its static figure; where the
+    notebook uses ``progress``, a progress bar widget is shown. The number of slider cells."""
+    sliders = calls(done, "interactive_figure")
+    for i in sliders:
+        shown = widget_outputs(done.cells[i])
+        assert shown and all("image/png" in data for data in shown), (
+            f"{assignment} (completed) cell {i}: no slider widget over the figure: "
+            f"{done.cells[i].outputs}"
+        )
+    if calls(done, "progress"):
+        bars = [
+            data
+            for cell in done.cells
+            for data in widget_outputs(cell)
+            if "image/png" not in data and "|" in data.get("text/plain", "")
+        ]
+        assert bars, f"{assignment} (completed): progress is called but no bar was shown"
+    return len(sliders)
+
+
+def test_every_notebook_runs_on_colab(tmp_path: Path, pytestconfig: pytest.Config) -> None:
     """One test, so one environment, whatever pytest-xdist does with a module's tests."""
     if shutil.which("git") is None:
         pytest.skip("git is missing: the Colab test copies the checkout with git ls-files")
-    colab = make_colab_env(tmp_path / "colab")
+    colab = make_colab_env(tmp_path / "colab", colab_runtime(runtime_cache(pytestconfig)))
     failures = {}
+    sliders: dict[str, int] = {}
     for assignment in assignments():
         try:
-            check_notebook(assignment, colab, tmp_path)
+            sliders[assignment] = check_notebook(assignment, colab, tmp_path)
         except AssertionError as error:
             failures[assignment] = str(error)
     assert not failures, "\n\n".join(f"{a}: {m}" for a, m in failures.items())
+    # 02, 04, 05 and 06 have sliders today: the test must have seen them
+    assert sum(n > 0 for n in sliders.values()) >= 4, f"slider cells per notebook: {sliders}"
 
 
-def check_notebook(assignment: str, colab: ColabEnv, tmp_path: Path) -> None:
-    """The student version and the completed version of one notebook, on the stand-in Colab."""
+def check_notebook(assignment: str, colab: ColabEnv, tmp_path: Path) -> int:
+    """The student version and the completed version of one notebook, on the stand-in Colab;
+    the number of slider cells in the completed version."""
     student = nbformat.read(NOTEBOOKS / assignment / f"{assignment}.ipynb", as_version=4)
 
     ran = execute(colab, colab_version(student, colab.source), tmp_path)
@@ -161,3 +243,5 @@ def check_notebook(assignment: str, colab: ColabEnv, tmp_path: Path) -> None:
     done = execute(colab, completed, tmp_path)
     probe(done, colab)
     assert not errors(done), f"{assignment} (completed): errors {errors(done)}"
+    assert not stderr(done), f"{assignment} (completed): stderr output {stderr(done)}"
+    return check_widgets(assignment, done)

@@ -3,7 +3,9 @@ static fallback)."""
 
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 
 import matplotlib
 
@@ -243,3 +245,106 @@ def test_plot_scaling_draws_time_and_memory() -> None:
     assert len(time_ax.lines[1].get_xdata()) == 4 and len(memory_ax.lines[1].get_xdata()) == 3
     assert time_ax.get_xscale() == "log" and memory_ax.get_yscale() == "log"
     plt.close(figure)
+
+
+# -- in a real kernel, under ipywidgets 8 (the course's environment) and 7.7.1 (Colab's)
+
+KERNEL_CELLS = [
+    """import json
+import ipywidgets
+import matplotlib.pyplot as plt
+from helpers.plotting import Choice, InteractiveFigure, Slider, progress
+print(ipywidgets.__version__)""",
+    # a slider figure: one output, the static figure and the widget
+    """def draw(scale, t):
+    fig, ax = plt.subplots(figsize=(2, 2))
+    ax.plot([0, 1], [0, scale], label=t)
+    return fig
+sliders = InteractiveFigure(draw, scale=Slider(1, 0, 3), t=Choice("a", ["a", "b"]))
+sliders.show()""",
+    # a moved slider replaces the figure in the widget's output area, and closes it
+    """before = sliders.output.outputs[0]["data"]["image/png"]
+sliders.widget.children[0].value = 3
+after = [o["data"]["image/png"] for o in sliders.output.outputs]
+assert len(after) == 1 and after[0] != before, after
+assert plt.get_fignums() == []
+print(json.dumps([w.model_id for w in (sliders.widget, *sliders.widget.children)]))""",
+    # a progress bar
+    """for _ in progress(range(3), "training"):
+    pass""",
+    # a plain figure
+    """fig, ax = plt.subplots(figsize=(2, 2))
+ax.plot([0, 1])
+plt.show()""",
+]
+
+
+def run_in_kernel(python, workdir, env):
+    """Run :data:`KERNEL_CELLS` in a kernel of ``python``; the executed notebook."""
+    import nbformat
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+
+    from support.studentview import ROOT, write_kernelspec
+
+    write_kernelspec(workdir / "kernels" / "widgets", python, {"PYTHONPATH": str(ROOT), **env})
+    notebook = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(source) for source in KERNEL_CELLS]
+    )
+    manager = KernelManager(
+        kernel_name="widgets",
+        kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(workdir / "kernels")]),
+    )
+    NotebookClient(
+        notebook,
+        km=manager,
+        timeout=120,
+        allow_errors=True,
+        resources={"metadata": {"path": str(workdir)}},  # helpers from PYTHONPATH, not cwd
+    ).execute()
+    return notebook
+
+
+@pytest.mark.parametrize(
+    "stack",
+    [
+        "ipywidgets 8 (the course's environment)",
+        pytest.param("ipywidgets 7.7.1 (Colab's runtime)", marks=pytest.mark.xdist_group("colab")),
+    ],
+)
+def test_sliders_progress_and_figures_in_a_kernel(stack, tmp_path, pytestconfig) -> None:
+    """In a real kernel, under the course's ipywidgets 8 and under Colab's pinned runtime
+    (ipywidgets 7.7.1, IPython 7.34.0, ipykernel 6.17.1: ``tests/support/colab_runtime.txt``,
+    built once and cached, shared with the Colab test): the slider figure is one output with
+    the static figure and the widget, a moved slider redraws it, the widgets have counted
+    ids, the progress bar is a widget, a plain figure is an image, and nothing is written
+    to stderr (a red box in a notebook) or raises."""
+    from support.studentview import colab_runtime, runtime_cache
+
+    if "7.7.1" in stack:
+        python, major = colab_runtime(runtime_cache(pytestconfig)), "7"
+    else:
+        python, major = Path(sys.executable), "8"
+    done = run_in_kernel(python, tmp_path, {"IPYTHONDIR": str(tmp_path / "ipython")})
+    outputs = [cell.outputs for cell in done.cells]
+    problems = [
+        (i, out)
+        for i, cell in enumerate(outputs)
+        for out in cell
+        if out.output_type == "error" or out.get("name") == "stderr"
+    ]
+    assert not problems, problems
+    version, sliders, moved, bar, figure = outputs
+    assert version[0].text.startswith(f"{major}."), version
+    view = plotting.WIDGET_VIEW
+    (shown,) = sliders
+    assert set(shown.data) == {"image/png", "text/plain", view}, shown.data
+    assert shown.data[view]["version_major"] == 2
+    ids = json.loads(moved[0].text)
+    assert shown.data[view]["model_id"] == ids[0]
+    assert all(i.startswith("self-attention-course-") for i in ids), ids
+    bars = [out for out in bar if view in out.get("data", {})]
+    assert len(bars) == 1 and "training" in bars[0].data["text/plain"], bar
+    assert bars[0].data[view]["model_id"].startswith("self-attention-course-")
+    assert [set(out.data) for out in figure] == [{"image/png", "text/plain"}], figure

@@ -2,14 +2,16 @@
 
 ``test_browser.py`` starts JupyterLab on a copy of ``notebooks/`` and drives Debian's
 Chromium through Playwright (never a downloaded browser); ``test_colab.py`` runs every
-notebook in a fresh virtual environment that has only what Colab preinstalls, with a
-stand-in ``google.colab`` module, so that the set-up cell installs the course from the
-checkout as it would from GitHub on Colab.
+notebook in a fresh virtual environment that has only what Colab preinstalls, at Colab's
+versions (``colab_runtime.txt``), with a stand-in ``google.colab`` module, so that the
+set-up cell installs the course from the checkout as it would from GitHub on Colab.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import hashlib
 import json
 import os
 import re
@@ -18,6 +20,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -46,8 +49,9 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 
-# What Colab preinstalls and the notebooks need. torch is the course machines' CPU wheel.
-COLAB_PACKAGES = ["numpy", "torch==2.13.0", "matplotlib", "ipykernel", "ipywidgets", "tqdm"]
+# What Colab preinstalls and the notebooks touch, at Colab's versions (the list names its
+# source and date). torch is the course machines' CPU wheel.
+COLAB_RUNTIME = Path(__file__).with_name("colab_runtime.txt")
 
 
 def assignments() -> list[str]:
@@ -218,13 +222,7 @@ class ColabEnv:
     source: Path  # what the set-up cell installs from: a copy of the checkout
 
     def site_packages(self) -> Path:
-        out = subprocess.run(
-            [str(self.python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        return Path(out.stdout.strip())
+        return _purelib(self.python)
 
 
 def repository_copy(destination: Path) -> Path:
@@ -250,22 +248,107 @@ def repository_copy(destination: Path) -> Path:
     return destination
 
 
-def make_colab_env(workdir: Path) -> ColabEnv:
-    """A venv with Colab's preinstalled packages (not the course), a ``google.colab`` stub
-    imported at kernel start, and a kernelspec for it."""
-    venv = workdir / "venv"
-    python_bin = shutil.which("python3") or sys.executable
-    # The base interpreter, not this venv's: the new venv must not see the course's packages.
-    base = getattr(sys, "_base_executable", None) or python_bin
-    subprocess.run([base, "-m", "venv", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", *COLAB_PACKAGES],
+def colab_pins(path: Path = COLAB_RUNTIME) -> dict[str, str]:
+    """``{normalised name: version}`` of the pinned list (``name==version`` lines)."""
+    pins = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, version = line.split("==")
+            pins[re.sub(r"[-_.]+", "-", name).lower()] = version
+    return pins
+
+
+VERSIONS = """import importlib.metadata, json, re, sys
+print(json.dumps({re.sub(r"[-_.]+", "-", d.metadata["Name"]).lower(): d.version
+                  for d in importlib.metadata.distributions()}))"""
+"""Prints the installed distributions' versions, as ``{normalised name: version}``."""
+
+
+def _purelib(python: Path) -> Path:
+    out = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
         check=True,
-        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+        capture_output=True,
+        text=True,
     )
+    return Path(out.stdout.strip())
+
+
+def _base_python() -> str:
+    """The base interpreter, not this venv's: a new venv must not see the course's packages."""
+    return getattr(sys, "_base_executable", None) or shutil.which("python3") or sys.executable
+
+
+def colab_runtime(cache: Path) -> Path:
+    """A virtual environment with exactly the pinned list (Colab's versions) and nothing of
+    the course; its ``bin/python``.
+
+    Built once per set of pins and interpreter (about a minute with pip's cache warm) into
+    ``cache/runtime-<hash>`` and then only read: the Colab test layers its fresh environment
+    over it, the plotting tests run a kernel of it. A lock file makes concurrent pytest
+    workers wait for one build; an older list's build is removed.
+    """
+    digest = hashlib.sha256(json.dumps(colab_pins(), sort_keys=True).encode())  # not comments
+    digest.update(f"{_base_python()} {sys.version}".encode())
+    key = f"runtime-{digest.hexdigest()[:16]}"
+    venv, python = cache / key, cache / key / "bin" / "python"
+    cache.mkdir(parents=True, exist_ok=True)
+    with (cache / "build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (venv / "complete").exists():
+            return python
+        for old in cache.glob("runtime-*"):
+            shutil.rmtree(old, ignore_errors=True)
+        subprocess.run([_base_python(), "-m", "venv", str(venv)], check=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", "-r", str(COLAB_RUNTIME)],
+            check=True,
+            env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+        )
+        installed = json.loads(
+            subprocess.run(
+                [str(python), "-c", VERSIONS], check=True, capture_output=True, text=True
+            ).stdout
+        )
+        wrong = {
+            name: (version, installed.get(name))
+            for name, version in colab_pins().items()
+            if installed.get(name, "").split("+")[0] != version
+        }
+        if wrong:
+            raise RuntimeError(f"pip did not install the pinned versions: {wrong}")
+        (venv / "complete").write_text(COLAB_RUNTIME.read_text())
+    return python
+
+
+def runtime_cache(config: object) -> Path:
+    """Where :func:`colab_runtime` keeps its build: pytest's cache folder (``.pytest_cache``,
+    git-ignored; ``--cache-clear`` removes it), else a folder in the system's temp dir."""
+    cache = getattr(config, "cache", None)
+    if cache is not None:
+        return cache.mkdir("colab-runtime")
+    return Path(tempfile.gettempdir()) / "self-attention-colab-runtime"
+
+
+def make_colab_env(workdir: Path, runtime: Path) -> ColabEnv:
+    """A fresh venv with Colab's preinstalled packages at Colab's versions (``runtime``, a
+    :func:`colab_runtime`'s python, not the course), a ``google.colab`` stub imported at
+    kernel start, and a kernelspec for it.
+
+    The new venv sees the runtime's packages through a ``.pth`` file (as Colab's
+    ``dist-packages``) and gets what the set-up cells install (the course, torch-geometric)
+    into its own ``site-packages``, so the runtime stays as built for the next test.
+    """
+    venv = workdir / "venv"
+    subprocess.run([_base_python(), "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
     env = ColabEnv(venv, python, [str(workdir / "kernels")], "colab-standin", workdir / "repo")
-    stub = env.site_packages() / "google" / "colab"
+    site = env.site_packages()
+    (site / "colab-runtime.pth").write_text(
+        f"import site; site.addsitedir({str(_purelib(runtime))!r})\n"
+    )
+    stub = site / "google" / "colab"
     stub.mkdir(parents=True)
     (stub / "__init__.py").write_text(COLAB_STUB)
     kernel_dir = workdir / "kernels" / env.kernel_name
@@ -276,18 +359,25 @@ def make_colab_env(workdir: Path) -> ColabEnv:
     (ipython_dir / "profile_default" / "startup" / "00-colab.py").write_text(
         "import google.colab  # noqa: F401\n"
     )
+    write_kernelspec(kernel_dir, python, {"IPYTHONDIR": str(ipython_dir)})
+    repository_copy(env.source)
+    return env
+
+
+def write_kernelspec(kernel_dir: Path, python: Path, env: dict[str, str]) -> None:
+    """A kernelspec in ``kernel_dir`` that starts ``python``'s ipykernel with ``env``."""
+    kernel_dir.mkdir(parents=True, exist_ok=True)
     (kernel_dir / "kernel.json").write_text(
         json.dumps(
             {
                 "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                "display_name": "Python 3 (stand-in Colab)",
+                "display_name": f"Python 3 ({kernel_dir.name})",
                 "language": "python",
-                "env": {"IPYTHONDIR": str(ipython_dir), "PYTHONNOUSERSITE": "1"},
+                # debugpy's frozen-modules note goes to the kernel's log, not to a cell
+                "env": {"PYTHONNOUSERSITE": "1", "PYDEVD_DISABLE_FILE_VALIDATION": "1", **env},
             }
         )
     )
-    repository_copy(env.source)
-    return env
 
 
 def colab_version(notebook: nbformat.NotebookNode, source: Path) -> nbformat.NotebookNode:
