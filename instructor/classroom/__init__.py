@@ -24,11 +24,12 @@ Modules, one job each:
 - :mod:`.replay`: the sandboxed outputs recorded through nbgrader's ``autograde``;
 - :mod:`.feedback`: nbgrader's feedback HTML (:mod:`.feedback_preprocessor` its
   preprocessor); :mod:`.reports`: grades CSV, integrity report;
+- :mod:`.sanitise`: what a student wrote, made inert in feedback and autograded notebooks;
 - :mod:`.similarity`: near copies of the solutions or of each other;
 - :mod:`.records`: the typed records the parts hand each other.
 
 LMS downloads are read by :mod:`instructor.lms.intake`; grades for an LMS are written by
-:mod:`instructor.lms.export`.
+:mod:`instructor.lms.export`; every CSV cell through :mod:`instructor.lms.csv_safety`.
 
 The benchmark against plain nbgrader is :mod:`instructor.benchmark_class_grading`.
 Importing this package is cheap: Dask and nbgrader load when grading starts.

@@ -1,8 +1,9 @@
 """Feedback HTML for the recorded hand-ins: nbgrader's own ``generate_feedback``.
 
-The HTML never shows a hidden test: :func:`feedback_for` adds
-:class:`.feedback_preprocessor.RedactFeedback` to nbgrader's ``GenerateFeedback``
-preprocessors (:func:`.feedback_preprocessor.feedback_config`) on the API it uses.
+The HTML never shows a hidden test, and nothing the student wrote runs in it:
+:func:`feedback_for` adds :class:`.feedback_preprocessor.RedactFeedback` and
+:class:`.sanitise.SanitiseNotebook` to nbgrader's ``GenerateFeedback`` preprocessors
+(:func:`.feedback_preprocessor.feedback_config`) on the API it uses.
 
 Feedback only reads the gradebook and the autograded notebooks, so with the embedded
 cluster (this machine) the Dask workers write it in parallel; with a remote scheduler
@@ -36,7 +37,8 @@ def lacking_feedback(
 
 
 def redacting(course: NbgraderCourse) -> NbgraderCourse:
-    """``course``, its API's ``generate_feedback`` made to redact hidden tests (idempotent)."""
+    """``course``, its API's ``generate_feedback`` made to redact hidden tests and sanitise
+    (idempotent)."""
     course.api.config.merge(feedback_config())
     return course
 

@@ -18,6 +18,10 @@ autograded file itself):
 - the page gets a style rule that wraps long output lines (``white-space: pre-wrap``), so
   the error message is read whole instead of cut off at the cell's right edge.
 
+Then :class:`.sanitise.SanitiseNotebook` makes what the student wrote inert (no script, no
+event handler, no active HTML: :mod:`.sanitise`), on a notebook autograded before the class
+grader sanitised its autograded notebooks too.
+
 Wiring: ``config.merge(feedback_config())`` on the nbgrader configuration the API is built
 with (:mod:`.feedback` does it on the API it uses).
 """
@@ -144,11 +148,19 @@ class RedactFeedback(Preprocessor):
 
 
 def feedback_config() -> Config:
-    """nbgrader configuration whose ``generate_feedback`` redacts: nbgrader 0.9's own two
-    preprocessors, then :class:`RedactFeedback`."""
+    """nbgrader configuration whose ``generate_feedback`` redacts and sanitises: nbgrader
+    0.9's own two preprocessors, then :class:`RedactFeedback` and
+    :class:`.sanitise.SanitiseNotebook`."""
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import GetGrades
 
+    from .sanitise import SanitiseNotebook
+
     config = Config()
-    config.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, RedactFeedback]
+    config.GenerateFeedback.preprocessors = [
+        GetGrades,
+        CSSHTMLHeaderPreprocessor,
+        RedactFeedback,
+        SanitiseNotebook,
+    ]
     return config

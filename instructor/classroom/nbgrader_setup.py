@@ -90,6 +90,7 @@ class NbgraderCourse:
             )
 
             from .replay import ReplayExecute
+            from .sanitise import SanitiseNotebook
 
             config.CourseDirectory.submitted_directory = STAGED
             config.Autograde.autograde_preprocessors = [
@@ -100,6 +101,9 @@ class NbgraderCourse:
                 SaveAutoGrades,
                 AssignLatePenalties,
                 CheckCellMetadata,
+                # Last, after the scores are saved: the autograded notebook formgrader
+                # shows holds nothing that runs in the instructor's browser.
+                SanitiseNotebook,
             ]
         return config
 

@@ -34,6 +34,10 @@ In ``reports/``:
     with the best-effort checks of each notebook (:func:`best_effort_checks`): rules
     measured inside the student's kernel, the same for every student, flagging no one.
 
+Every CSV cell is written through :func:`instructor.lms.csv_safety.safe_cell`: a student id
+or name a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``, tab, carriage
+return) gets a leading ``'``; scores stay plain numbers. Such a student id is logged.
+
 Every score comes from nbgrader's gradebook, read again when the reports are written
 (:func:`from_gradebook`): a score a grader gives by hand in formgrader is in the next
 reports without grading anything again.
@@ -43,7 +47,6 @@ Plus the lines the grader logs at the end of a run (:func:`run_lines`, :func:`aw
 
 from __future__ import annotations
 
-import csv
 import json
 import logging
 from collections.abc import Iterable, Mapping
@@ -55,6 +58,7 @@ import nbformat
 from nbformat import NotebookNode
 
 from instructor import anatomy
+from instructor.lms.csv_safety import neutralised, write_rows
 from instructor.lms.export import (
     GradeItem,
     GradeTable,
@@ -331,23 +335,23 @@ def integrity_markdown(
 
 
 def write_grades_csv(path: Path, summaries: list[HandInSummary]) -> None:
-    with path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(GRADES_HEADER)
-        for summary in summaries:
-            for name, record in summary.notebooks.items():
-                for grade in sorted(record.cells or (), key=lambda g: g.cell):
-                    writer.writerow(
-                        [
-                            summary.student,
-                            summary.assignment,
-                            name,
-                            grade.cell,
-                            grade.score,
-                            grade.max_score,
-                            cell_outcome(record, grade),
-                        ]
-                    )
+    """``grades.csv``; every cell made safe for a spreadsheet (:mod:`instructor.lms.csv_safety`)."""
+    rows: list[list[object]] = [list(GRADES_HEADER)]
+    for summary in summaries:
+        for name, record in summary.notebooks.items():
+            for grade in sorted(record.cells or (), key=lambda g: g.cell):
+                rows.append(
+                    [
+                        summary.student,
+                        summary.assignment,
+                        name,
+                        grade.cell,
+                        grade.score,
+                        grade.max_score,
+                        cell_outcome(record, grade),
+                    ]
+                )
+    write_rows(path, rows)
 
 
 def _assignment_max(summaries: list[HandInSummary]) -> dict[str, float]:
@@ -426,16 +430,16 @@ def write_totals_csv(
     summaries: list[HandInSummary],
     penalties: Mapping[tuple[str, str], float] | None = None,
 ) -> None:
-    with path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(TOTALS_HEADER)
-        for row in totals(summaries, penalties):
-            writer.writerow(
-                [
-                    value if key in ("student", "assignment") else format_points(value)  # type: ignore[arg-type]
-                    for key, value in ((k, row[k]) for k in TOTALS_HEADER)
-                ]
-            )
+    """``totals.csv``; every cell made safe for a spreadsheet (:mod:`instructor.lms.csv_safety`)."""
+    rows: list[list[object]] = [list(TOTALS_HEADER)]
+    for row in totals(summaries, penalties):
+        rows.append(
+            [
+                value if key in ("student", "assignment") else format_points(value)  # type: ignore[arg-type]
+                for key, value in ((k, row[k]) for k in TOTALS_HEADER)
+            ]
+        )
+    write_rows(path, rows)
 
 
 def _finals(
@@ -620,6 +624,15 @@ def write_exports(
     for assignment, table in worksheets.items():
         written.append(
             write_moodle_worksheet(table, folder / MOODLE_WORKSHEET.format(assignment=assignment))
+        )
+    unmatched = sorted({s.student for s in summaries if neutralised(s.student)})
+    if unmatched:
+        log.warning(
+            "%d student id(s) start with a character a spreadsheet reads as a formula (%s): "
+            "the reports and LMS exports write them with a leading ' (OWASP's rule against CSV "
+            "injection), so no LMS matches them; no LMS makes such an id: check those folders",
+            len(unmatched),
+            ", ".join(repr(s) for s in unmatched[:5]) + (", ..." if len(unmatched) > 5 else ""),
         )
     if left_out:
         log.warning(

@@ -31,6 +31,12 @@ document found says is marked "not in a document" (docs/instructors.md, "The rep
     (text) column. A comma-delimited ``.csv`` must have every value in quotes, which is what
     this writes.
 
+Every cell goes through :func:`instructor.lms.csv_safety.safe_cell` (OWASP's rule against
+CSV injection): a name, an id or a header that starts with ``=``, ``+``, ``-``, ``@``, a tab
+or a carriage return is written with a leading ``'``, so no spreadsheet runs it; a score is
+a plain number and is written as it is. The ids each LMS matches never start so (they are
+numbers, or usernames and SIS ids), so matching is unchanged.
+
 Missing scores are written as empty cells, which no LMS reads as a grade. They are not
 "leave as is" everywhere: Canvas's and Moodle's importers read an empty cell as "no grade"
 and remove a grade already in the LMS for that student and column (see each writer).
@@ -38,7 +44,6 @@ and remove a grade already in the LMS for that student and column (see each writ
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -46,6 +51,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Literal
+
+from .csv_safety import write_rows
 
 __all__ = [
     "BLACKBOARD_IDENTITY",
@@ -197,11 +204,8 @@ def _scores(table: GradeTable, student: StudentTotal) -> list[str]:
 
 
 def _write(path: Path, rows: list[list[str]], *, quote_all: bool = False) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle, quoting=csv.QUOTE_ALL if quote_all else csv.QUOTE_MINIMAL)
-        writer.writerows(rows)
-    return path
+    """``rows`` to ``path``, every cell made safe for a spreadsheet (:mod:`.csv_safety`)."""
+    return write_rows(path, rows, quote_all=quote_all)
 
 
 # Canvas. Checked against:

@@ -10,8 +10,11 @@ submission are untouched.
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
 
 import nbformat
@@ -115,6 +118,141 @@ def _forge_points(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     }
     nb.cells.append(extra)
     return nb
+
+
+# Script for the instructor's browser: a written answer and outputs that try to run code
+# where the feedback HTML or formgrader's view of the autograded notebook is opened. Every
+# payload names MARKER where it would act; READABLE_* must still be read there.
+MARKER = "XSS"
+READABLE_ANSWER = "READABLE-ANSWER attention weights sum to one"
+READABLE_OUTPUT = "READABLE-OUTPUT"
+EDITED_INSTRUCTIONS = "EDITED-INSTRUCTIONS"
+FORMULA_STUDENT = "=1+1"
+"""A student id a spreadsheet runs: every CSV of the reports writes it as ``'=1+1``."""
+
+SCRIPT_MARKDOWN: tuple[str, ...] = (
+    "<script>alert('XSS')</script>",
+    "<img src=x onerror=alert(XSS)>",
+    "<svg onload=alert(XSS)>",
+    "<a href=\"javascript:alert('XSS')\">x</a>",
+    "<iframe srcdoc=\"<script>alert('XSS')</script>\"></iframe>",
+    "<ScRiPt>alert('XSS')</sCrIpT>",
+    "<IMG SRC=x OnErRoR=alert(XSS)>",
+    "<img src=x onerror=&#97;lert(XSS)>",
+    "<object data=\"javascript:alert('XSS')\"></object>",
+    "<embed src=\"javascript:alert('XSS')\">",
+    "<math><mtext><img src=x onerror=alert(XSS)></mtext></math>",
+    "<details open ontoggle=alert(XSS)>x</details>",
+    "<style>body { background: url('https://evil.example/XSS') }</style>",
+    "<img src=x onerror=alert(XSS)//",
+    "&lt;script&gt;alert('XSS')&lt;/script&gt;",
+    "[x](javascript:alert('XSS'))",
+    "[x](JaVaScRiPt:alert('XSS'))",
+    "[x](java&#x73;cript:alert('XSS'))",
+    "[x](java&#9;script:alert('XSS'))",
+    "[x][r]\n\n[r]: javascript:alert('XSS')",
+    "<javascript:alert('XSS')>",
+    "![x](javascript:alert('XSS'))",
+    "```mermaid\n<img src=x onerror=alert('XSS')>\n```",
+    "$\\href{javascript:alert('XSS')}{click}$",
+    "$&#92;href{javascript:alert('XSS')}{click}$",
+)
+"""Markdown a student may write (a written answer, or any markdown cell)."""
+
+SCRIPT_OUTPUTS = f"""\
+from IPython.display import HTML, SVG, Javascript, Latex, Markdown, display
+
+display(HTML("<b>{READABLE_OUTPUT}-HTML</b><script>alert('XSS')</script>"
+             "<img src=x onerror=alert('XSS')><a href='javascript:alert(1)'>XSS</a>"))
+display(Javascript("alert('XSS')"))
+display(Markdown("{READABLE_OUTPUT}-MD <img src=x onerror=alert('XSS')> [y](javascript:XSS)"))
+display(SVG('<svg xmlns="http://www.w3.org/2000/svg" onload="alert(\\'XSS\\')">'
+            '<circle r="1"/></svg>'))
+display(Latex(r"$\\href{{javascript:alert('XSS')}}{{x}}$"))
+display({{"image/png": "x\\" onerror=\\"alert('XSS')", "text/plain": "{READABLE_OUTPUT}-PNG"}},
+        raw=True)
+display({{"image/png": "iVBORw0KGgo=", "text/plain": "{READABLE_OUTPUT}-WIDTH"}},
+        metadata={{"image/png": {{"width": "1 onerror=alert('XSS')"}}}}, raw=True)
+display({{"text/html": "<div>{READABLE_OUTPUT}-ISOLATED</div><script>alert('XSS')</script>"}},
+        metadata={{"text/html": {{"isolated": True}}}}, raw=True)
+"""
+"""A code cell whose outputs try the same (``display`` of HTML, Javascript, markdown, SVG,
+LaTeX, a forged image and image metadata)."""
+
+
+def _script_for_the_instructor(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    answer = nbformat.v4.new_markdown_cell(
+        READABLE_ANSWER + "\n\n" + "\n\n".join(SCRIPT_MARKDOWN), id="script-answer"
+    )
+    outputs = nbformat.v4.new_code_cell(SCRIPT_OUTPUTS, id="script-outputs")
+    nb.cells[1:1] = [answer, outputs]
+    # An instructions cell, edited: its text is the student's too.
+    first = next(c for c in nb.cells if c.cell_type == "markdown")
+    first.source += f"\n\n<details open ontoggle=alert(XSS)>{EDITED_INSTRUCTIONS}</details>"
+    return nb
+
+
+_CODE_TAGS = ("pre", "code")
+_ACTIVE_TAGS = {"script", "iframe", "object", "embed", "frame", "frameset", "applet", "base"}
+_TEX_LINK = re.compile(r"\\(?:href|url|class|style|cssId|require|bbox)\b")
+
+
+class _Active(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+        self.stack: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        described = f"<{tag} {attrs}>"
+        if MARKER in described and (tag in _ACTIVE_TAGS or tag in ("svg", "math", "style")):
+            self.found.append(described)
+        for name, value in attrs:
+            value = value or ""
+            if MARKER not in value:
+                continue
+            if name.startswith("on") or name in ("srcdoc", "style", "formaction", "data"):
+                self.found.append(f"{name}= in {described}")
+            if name in ("href", "src", "action", "xlink:href") and re.match(
+                r"\s*(?:javascript|vbscript|data)\s*:", re.sub(r"[\t\n\r]", "", value), re.I
+            ):
+                self.found.append(f"{name}= in {described}")
+        if tag not in ("img", "br", "hr", "input", "meta", "link", "wbr", "source"):
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)
+        if self.stack and self.stack[-1] == tag:
+            self.stack.pop()
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.stack:
+            while self.stack and self.stack.pop() != tag:
+                pass
+
+    def handle_data(self, data: str) -> None:
+        inside = set(self.stack)
+        if MARKER not in data:
+            return
+        if inside & {"script", "style"}:
+            self.found.append(f"in <{self.stack[-1]}>: {data.strip()[:80]!r}")
+        elif not inside & set(_CODE_TAGS) and _TEX_LINK.search(data):
+            self.found.append(f"a MathJax link: {data.strip()[:80]!r}")
+
+
+def active_content(page: str) -> list[str]:
+    """Whatever in ``page`` (HTML) would run the payloads above in a browser: MARKER in a
+    script or style, an event handler, a ``javascript:`` URL, an active tag, or a MathJax
+    link command outside code."""
+    parser = _Active()
+    parser.feed(page)
+    parser.close()
+    return parser.found
+
+
+def visible_text(page: str) -> str:
+    """``page``'s text (tags removed, references read), to check what stays readable."""
+    return html.unescape(re.sub(r"<[^>]*>", "", page))
 
 
 PATCH_COMPARISONS = """\
@@ -316,6 +454,16 @@ CORPUS: list[Hostile] = [
             "except OSError as error:\n    print('no network:', error)\n",
         ),
         note="network connection",
+    ),
+    Hostile(
+        "script_for_the_instructor",
+        "a markdown answer and outputs with script for the instructor's browser",
+        _script_for_the_instructor,
+    ),
+    Hostile(
+        FORMULA_STUDENT,
+        "a student id (plain layout) that a spreadsheet would run as a formula",
+        lambda nb: nb,
     ),
 ]
 

@@ -22,7 +22,8 @@ def test_only_recorded_hand_ins_without_feedback(tmp_path: Path) -> None:
 
 
 def test_the_feedback_api_redacts(tmp_path: Path) -> None:
-    """The API ``feedback_for`` uses runs RedactFeedback after nbgrader's own two."""
+    """The API ``feedback_for`` uses runs RedactFeedback after nbgrader's own two, then
+    SanitiseNotebook."""
     from instructor.classroom.feedback import redacting
     from instructor.classroom.feedback_preprocessor import RedactFeedback
 
@@ -41,5 +42,6 @@ def test_the_feedback_api_redacts(tmp_path: Path) -> None:
         "GetGrades",
         "CSSHTMLHeaderPreprocessor",
         "RedactFeedback",
+        "SanitiseNotebook",
     ]
     assert RedactFeedback().enabled

@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from instructor.classroom.grade import ClassGrader
 from instructor.classroom.records import HandInSummary
 from instructor.classroom.reports import attention
 from instructor.classroom.sandbox import Limits, isolation
+from instructor.lms.csv_safety import safe_cell
 from instructor.scratch_course import ScratchCourse
 from support.hostile import ASSIGNMENT, CORPUS, NOTEBOOK, write_gradebook_attack, wrong_answers
 
@@ -167,7 +169,8 @@ def test_grades_csv_has_every_graded_cell(graded: dict) -> None:
         **{f"test_{q.name}": q.points for q in registry.load().notebook(ASSIGNMENT).questions},
     }
     students = {r["student"] for r in rows}
-    assert students == set(graded["summaries"])
+    # A student id a spreadsheet would run is written quoted (instructor.lms.csv_safety).
+    assert students == {safe_cell(s) for s in graded["summaries"]}
 
 
 def test_feedback_and_integrity_report(graded: dict) -> None:
@@ -189,6 +192,52 @@ def test_feedback_and_integrity_report(graded: dict) -> None:
     assert len(data) == len(graded["summaries"])
     assert [HandInSummary.from_json(d) for d in data] == list(graded["summaries"].values())
     assert any("graded" in line for line in graded["log"])
+
+
+def test_no_script_reaches_the_instructor(graded: dict) -> None:
+    """``script_for_the_instructor``'s markdown and outputs: inert in its feedback HTML and
+    in its autograded notebook as nbconvert renders it (formgrader's template extends the
+    classic one), with its text and outputs still read."""
+    from nbconvert import HTMLExporter
+
+    from support.hostile import (
+        EDITED_INSTRUCTIONS,
+        READABLE_ANSWER,
+        READABLE_OUTPUT,
+        active_content,
+        visible_text,
+    )
+
+    root, student = graded["root"], "script_for_the_instructor"
+    autograded = nbformat.read(root / "autograded" / student / ASSIGNMENT / NOTEBOOK, 4)
+    pages = {
+        "feedback": (root / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text(),
+        "autograded": HTMLExporter(template_name="classic").from_notebook_node(autograded)[0],
+    }
+    for name, page in pages.items():
+        assert active_content(page) == [], name
+        text = visible_text(page)
+        assert READABLE_ANSWER in text and f"{READABLE_OUTPUT}-HTML" in text, name
+        assert f"ontoggle=alert(XSS)>{EDITED_INSTRUCTIONS}" in text, name  # shown as text
+
+
+def test_no_formula_reaches_the_spreadsheet(graded: dict) -> None:
+    """The student ``=1+1``: quoted in every CSV of the reports, the scores still numbers."""
+    from instructor.classroom.reports import EXPORTS
+    from instructor.lms.csv_safety import FORMULA_START
+    from support.hostile import FORMULA_STUDENT
+
+    number = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
+    reports = graded["root"] / "reports"
+    assert {p.name for p in reports.glob("*.csv")} >= {"grades.csv", "totals.csv", *EXPORTS}
+    for path in sorted(reports.glob("*.csv")):
+        with path.open(newline="", encoding="utf-8") as handle:
+            cells = [cell for row in csv.reader(handle) for cell in row]
+        formulas = [
+            c for c in cells if c.lstrip(" ").startswith(FORMULA_START) and not number.fullmatch(c)
+        ]
+        assert formulas == [], path.name
+        assert "'" + FORMULA_STUDENT in cells, path.name  # its id: text, not a formula
 
 
 def test_a_second_run_grades_only_what_changed(graded: dict) -> None:
