@@ -7,7 +7,7 @@ PYTHON := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 
-.PHONY: help lab test lint format execute release readme site new benchmark grade clean system-packages
+.PHONY: help lab test lint format execute release readme site new benchmark grade clean system-packages publish-check
 
 help:
 	@echo "make lab        open the course in JupyterLab (creates .venv the first time)"
@@ -15,6 +15,8 @@ help:
 	@echo "make execute NB=01_vector_sets   re-run a solution notebook, storing its outputs"
 	@echo "make release    regenerate notebooks/ from solutions/ (nbgrader generate_assignment)"
 	@echo "make readme     regenerate the README's course table from course.toml"
+	@echo "make publish-check   print the install source and badges (course.toml's repository"
+	@echo "                and ref) and ask GitHub whether the ref is published (docs/publishing.md)"
 	@echo "make site       the course as a static website -> _site/ (open _site/index.html)"
 	@echo "make new NB=10_topic TITLE=\"Title\"   a new notebook from the template"
 	@echo "make grade A=\"01_vector_sets 02_soft_select\"   grade every submission (sandboxed, parallel)"
@@ -65,14 +67,21 @@ execute: $(VENV)/.installed
 	@test -n "$(NB)" || (echo "usage: make execute NB=01_vector_sets" && exit 2)
 	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.record_timing=False --ExecutePreprocessor.store_widget_state=False solutions/$(NB)/$(NB).ipynb
 
-# The notebooks the registry (course.toml) lists, in order.
+# The notebooks the registry (course.toml) lists, in order; first the badge and set-up cell of
+# every solution notebook from course.toml (repository, ref, colab_packages).
 release: $(VENV)/.installed
+	$(PYTHON) -m instructor.colab sync
 	cd autograder && for nb in $$($(CURDIR)/$(PYTHON) -m instructor.registry ids); do \
 	  nbgrader generate_assignment $$nb --force || exit 1; done
 
 # The README's course table, from the registry (course.toml).
 readme: $(VENV)/.installed
 	$(PYTHON) -m instructor.readme
+
+# Where students get the course (course.toml's repository and ref): the install source, every
+# badge's address, and whether GitHub has the tag (`git ls-remote`; needs the network).
+publish-check: $(VENV)/.installed
+	$(PYTHON) -m instructor.colab publish-check
 
 # The course as a static website for self-learners: the student's view of every notebook,
 # with the stored outputs (nothing is executed), built by Sphinx + MyST-NB into _site/.

@@ -13,6 +13,7 @@ notebook is worth its functions' and its questions' points together.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
 from functools import cache
@@ -28,6 +29,8 @@ __all__ = [
     "Notebook",
     "Question",
     "RegistryError",
+    "check_colab_package",
+    "check_ref",
     "load",
     "registry_path",
 ]
@@ -144,11 +147,16 @@ class Notebook:
 
 @dataclass(frozen=True)
 class Course:
-    """The whole registry."""
+    """The whole registry.
+
+    ``repository`` (GitHub ``owner/name``) and ``ref`` (a release tag or a commit, never a
+    moving branch) are where the Colab badges open the student notebooks and what the
+    set-up cells install (``instructor.colab``); docs/publishing.md says how to set them.
+    """
 
     title: str
     repository: str
-    branch: str
+    ref: str
     function_points: tuple[int, int]
     notebook_points: tuple[int, int]
     max_exercises: int
@@ -158,6 +166,11 @@ class Course:
     @property
     def ids(self) -> list[str]:
         return [notebook.id for notebook in self.notebooks]
+
+    @property
+    def branch(self) -> str:
+        """The ref, under its former name (``ref`` is a tag or a commit, not a branch)."""
+        return self.ref
 
     def notebook(self, notebook_id: str) -> Notebook:
         for notebook in self.notebooks:
@@ -176,6 +189,42 @@ class Course:
 
 def registry_path(root: Path | None = None) -> Path:
     return (root or COURSE_ROOT) / "course.toml"
+
+
+MOVING_REFS = frozenset({"main", "master", "head", "develop", "dev", "trunk", "latest", "stable"})
+"""Branch names (lower-cased) that ``ref`` may not be: what they name changes with every push."""
+RELEASE_TAG = re.compile(r"v?\d+(?:\.\d+)*(?:[-.][0-9A-Za-z]+)*")
+COMMIT = re.compile(r"[0-9a-f]{7,40}")
+REPOSITORY = re.compile(r"[\w.-]+/[\w.-]+")
+PINNED_PACKAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[\w,.-]+\])?==\d[\w.!+-]*")
+"""A requirement pinned to one version: ``name==version`` (extras allowed)."""
+
+
+def check_ref(ref: str) -> str:
+    """``ref`` if it is a release tag (``v0.1.0``, ``2026.1``, ``v1.0.0-rc1``) or a commit
+    (7 to 40 hex digits); a branch such as ``main`` is refused: the badges and set-up cells
+    would follow every later push, so a student could get code the course was not tested
+    with."""
+    if ref.lower() in MOVING_REFS or not (RELEASE_TAG.fullmatch(ref) or COMMIT.fullmatch(ref)):
+        raise RegistryError(
+            f"course.toml: ref = {ref!r} is not a release tag or a commit; a branch such as "
+            "'main' moves with every push, so the Colab badges and set-up cells would install "
+            'code the course was not tested with. Name a release tag (ref = "v0.1.0") or a '
+            "commit (7 to 40 hex digits); see docs/publishing.md"
+        )
+    return ref
+
+
+def check_colab_package(notebook_id: str, package: str) -> str:
+    """``package`` if it is pinned to one version (``name==version``)."""
+    if not PINNED_PACKAGE.fullmatch(package):
+        name = re.split(r"[<>=!~ ;@\[]", package, maxsplit=1)[0]
+        raise RegistryError(
+            f"course.toml: colab package {package!r} of {notebook_id} is not pinned to one "
+            f"version: write '{name}==<version>', the version the course is tested with "
+            f"(`.venv/bin/pip show {name}`)"
+        )
+    return package
 
 
 def _exercise(notebook_id: str, entry: dict) -> Exercise:
@@ -225,7 +274,10 @@ def _notebook(entry: dict) -> Notebook:
             id=notebook_id,
             title=entry["title"],
             minutes=int(entry["minutes"]),
-            colab_packages=tuple(entry.get("colab_packages", ())),
+            colab_packages=tuple(
+                check_colab_package(notebook_id, package)
+                for package in entry.get("colab_packages", ())
+            ),
             exercises=tuple(_exercise(notebook_id, e) for e in entry.get("exercise", ())),
             questions=tuple(_question(notebook_id, q) for q in entry.get("question", ())),
         )
@@ -240,10 +292,19 @@ def parse(text: str) -> Course:
     data = tomllib.loads(text)
     try:
         course = data["course"]
+        if "branch" in course:
+            raise RegistryError(
+                "course.toml: [course] names a 'branch'; name a release tag or a commit as "
+                "'ref' instead (ref = \"v0.1.0\"): a branch moves with every push"
+            )
+        if not REPOSITORY.fullmatch(course["repository"]):
+            raise RegistryError(
+                f"course.toml: repository = {course['repository']!r} is not a GitHub 'owner/name'"
+            )
         registry = Course(
             title=course["title"],
             repository=course["repository"],
-            branch=course["branch"],
+            ref=check_ref(course["ref"]),
             function_points=tuple(course["function_points"]),
             notebook_points=tuple(course["notebook_points"]),
             max_exercises=int(course["max_exercises"]),

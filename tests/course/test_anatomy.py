@@ -368,6 +368,96 @@ def test_readme_links_the_notebook_and_its_colab_badge(assignment: str) -> None:
     assert f"({colab_url(assignment)})" in readme
 
 
+# Every place that names where students get the course: a Colab badge or a GitHub link
+# (".../github/<owner>/<name>/blob/<ref>/..." or "github.com/<owner>/<name>/blob/<ref>/...")
+# and a set-up cell's install ("git+https://github.com/<owner>/<name>@<ref>").
+COURSE_LINK = re.compile(r"github(?:\.com)?/(?P<repository>[\w.-]+/[\w.-]+)/blob/(?P<ref>[\w.-]+)/")
+INSTALL = re.compile(r"git\+https://github\.com/(?P<repository>[\w.-]+/[\w.-]+)@(?P<ref>[\w./-]+)")
+PIP_INSTALL = re.compile(r"%pip install --quiet (?!--no-deps)(?P<packages>.*)")
+
+
+def course_sources() -> list[tuple[str, str]]:
+    """(where, text) of the README and of every cell of every solution and student
+    notebook."""
+    found = [("README.md", (COURSE_ROOT / "README.md").read_text(encoding="utf-8"))]
+    for folder in ("solutions", "notebooks"):
+        for assignment in ASSIGNMENTS:
+            path = COURSE_ROOT / folder / assignment / f"{assignment}.ipynb"
+            for index, cell in enumerate(nbformat.read(path, as_version=4).cells):
+                found.append((f"{folder}/{assignment} cell {index}", cell.source))
+    return found
+
+
+def test_badges_and_setup_cells_name_the_registrys_repository_and_ref() -> None:
+    """The README's badges, the notebooks' badges and their set-up cells agree with
+    course.toml's ``repository`` and ``ref``, and the set-up cells install exactly the
+    registry's pinned ``colab_packages``: a fork or a release changes course.toml, then
+    ``make release`` and ``make readme`` (docs/publishing.md)."""
+    expected = (COURSE.repository, COURSE.ref)
+    wrong = [
+        f"{where}: {match.group(0)!r}"
+        for where, text in course_sources()
+        for pattern in (COURSE_LINK, INSTALL)
+        for match in pattern.finditer(text)
+        if (match["repository"], match["ref"]) != expected
+    ]
+    assert not wrong, (
+        f"these name another repository or ref than course.toml's {COURSE.repository}@"
+        f"{COURSE.ref}; run `make release` and `make readme` (and `make execute` for a solution "
+        "whose set-up cell is stale): " + "; ".join(wrong)
+    )
+    installs = [where for where, text in course_sources() if INSTALL.search(text)]
+    assert len(installs) == 2 * len(ASSIGNMENTS), (
+        f"one set-up cell per solution and student notebook installs the course: {installs}"
+    )
+    for assignment in ASSIGNMENTS:
+        setup = load(assignment).cells[1].source
+        extra = [m["packages"] for m in PIP_INSTALL.finditer(setup)]
+        packages = COURSE.notebook(assignment).colab_packages
+        expected_extra = [" ".join(f'"{p}"' for p in packages)] if packages else []
+        assert extra == expected_extra, (
+            f"{assignment}'s set-up cell installs {extra}; course.toml's colab_packages "
+            f"are {list(packages)} (pinned, name==version)"
+        )
+
+
+def mystnb_alt(cell: nbformat.NotebookNode) -> str:
+    return str(cell.metadata.get("mystnb", {}).get("image", {}).get("alt", "")).strip()
+
+
+ALT_MIN_WORDS = 5
+FILE_PATH = re.compile(r"^\S*[/\\]\S*$|\.(png|jpe?g|svg|gif)\b", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_figure_has_alt_text(assignment: str) -> None:
+    """A code cell with an image output carries its figure's alt text in the metadata MyST-NB
+    reads for the website (``"mystnb": {"image": {"alt": "..."}}``): a sentence saying what
+    the figure shows, at least 5 words, not a file name. It survives ``make release``."""
+    problems = []
+    for index, cell in enumerate(load(assignment).cells):
+        if cell.cell_type != "code" or not any(
+            "image/png" in output.get("data", {}) for output in cell.outputs
+        ):
+            continue
+        alt = mystnb_alt(cell)
+        if len(alt.split()) < ALT_MIN_WORDS or FILE_PATH.search(alt):
+            problems.append(f"cell {index} ({cell.get('id')}): {alt!r}")
+    assert not problems, (
+        f"solutions/{assignment}: figure cells need metadata "
+        '"mystnb": {"image": {"alt": "<one sentence: what the figure shows>"}} of at least '
+        f"{ALT_MIN_WORDS} words, not a file path: " + "; ".join(problems)
+    )
+    released = nbformat.read(
+        COURSE_ROOT / "notebooks" / assignment / f"{assignment}.ipynb", as_version=4
+    )
+    solution_alts = {c.get("id"): mystnb_alt(c) for c in load(assignment).cells if mystnb_alt(c)}
+    released_alts = {c.get("id"): mystnb_alt(c) for c in released.cells if mystnb_alt(c)}
+    assert released_alts == solution_alts, (
+        f"notebooks/{assignment} lacks the alt texts of solutions/{assignment}: `make release`"
+    )
+
+
 # The "Check your understanding" section (CONTRIBUTING.md; instructor/templates/notebook.ipynb
 # shows one): the last numbered section, right before '## Summary' (or before an optional
 # '## N · Going further ...' section, which stays ungraded at the end), holding the notebook's

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from instructor import registry
@@ -11,7 +13,7 @@ MINIMAL = """
 [course]
 title = "T"
 repository = "owner/name"
-branch = "main"
+ref = "v1.0.0"
 function_points = [1, 3]
 notebook_points = [8, 15]
 max_exercises = 5
@@ -54,7 +56,8 @@ def test_the_course_registry_loads() -> None:
     assert softmax.parameters == ("x", "axis") and 1 <= softmax.points <= 3
     mha = course.notebook("04_multi_head").exercise("MultiHeadSelfAttention")
     assert mha.contract == mha.methods and mha.methods[0].startswith("__init__(")
-    assert course.notebook("09_gnn").colab_packages == ("torch-geometric",)
+    assert course.notebook("09_gnn").colab_packages[0].startswith("torch-geometric==")
+    assert course.ref == course.branch
 
 
 def test_questions_are_read_and_counted_in_the_points() -> None:
@@ -96,7 +99,7 @@ def test_records_compute_heading_number_and_points() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (MINIMAL.replace('branch = "main"\n', ""), "no 'branch'"),
+        (MINIMAL.replace('ref = "v1.0.0"\n', ""), "no 'ref'"),
         (MINIMAL + ENTRY.format(id="01_a") + ENTRY.format(id="01_a"), "more than once"),
         (MINIMAL + ENTRY.format(id="02_b") + ENTRY.format(id="01_a"), "out of order"),
         (MINIMAL + ENTRY.format(id="01_a").replace("minutes = 30\n", ""), "no 'minutes'"),
@@ -181,3 +184,52 @@ def test_a_missing_registry_is_named(tmp_path) -> None:
 def test_ids_command(capsys) -> None:
     registry.main(["ids"])
     assert capsys.readouterr().out.split() == registry.load().ids
+
+
+@pytest.mark.parametrize("ref", ["v0.1.0", "1.2", "2026.11", "v1.0.0-rc1", "0123abc", "a" * 40])
+def test_a_release_tag_or_a_commit_is_a_ref(ref: str) -> None:
+    assert registry.parse(MINIMAL.replace('"v1.0.0"', f'"{ref}"')).ref == ref
+
+
+@pytest.mark.parametrize("ref", ["main", "master", "HEAD", "develop", "feature/x", "v1 beta", ""])
+def test_a_moving_ref_is_refused(ref: str) -> None:
+    """A badge or a set-up cell that names a branch installs whatever was pushed last, not
+    what the course was tested with."""
+    with pytest.raises(RegistryError, match=f"ref = '{re.escape(ref)}' is not a release tag or a"):
+        registry.parse(MINIMAL.replace('"v1.0.0"', f'"{ref}"'))
+
+
+def test_a_branch_key_is_named() -> None:
+    with pytest.raises(RegistryError, match="names a 'branch'; name a release tag or a commit"):
+        registry.parse(MINIMAL.replace('ref = "v1.0.0"', 'branch = "main"'))
+
+
+def test_a_repository_must_be_owner_and_name() -> None:
+    with pytest.raises(RegistryError, match="is not a GitHub 'owner/name'"):
+        registry.parse(MINIMAL.replace('"owner/name"', '"https://github.com/owner/name"'))
+
+
+@pytest.mark.parametrize(
+    "package",
+    ["torch-geometric", "torch-geometric>=2.8", "torch_geometric==2.*", "x @ https://a/b"],
+)
+def test_an_unpinned_colab_package_is_refused(package: str) -> None:
+    entry = ENTRY.format(id="01_a").replace(
+        "minutes = 30\n", f"minutes = 30\ncolab_packages = [{package!r}]\n"
+    )
+    name = re.split(r"[<>=@ ]", package)[0]
+    with pytest.raises(
+        RegistryError,
+        match=f"colab package .* of 01_a is not pinned .*'{re.escape(name)}==<version>'",
+    ):
+        registry.parse(MINIMAL + entry)
+
+
+def test_a_pinned_colab_package_is_kept() -> None:
+    entry = ENTRY.format(id="01_a").replace(
+        "minutes = 30\n", 'minutes = 30\ncolab_packages = ["torch-geometric==2.8.1", "a[b]==1"]\n'
+    )
+    assert registry.parse(MINIMAL + entry).notebook("01_a").colab_packages == (
+        "torch-geometric==2.8.1",
+        "a[b]==1",
+    )
