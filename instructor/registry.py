@@ -167,11 +167,6 @@ class Course:
     def ids(self) -> list[str]:
         return [notebook.id for notebook in self.notebooks]
 
-    @property
-    def branch(self) -> str:
-        """The ref, under its former name (``ref`` is a tag or a commit, not a branch)."""
-        return self.ref
-
     def notebook(self, notebook_id: str) -> Notebook:
         for notebook in self.notebooks:
             if notebook.id == notebook_id:

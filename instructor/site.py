@@ -154,7 +154,7 @@ def landing_page(course: registry.Course, template: str) -> str:
     """``template`` (``docs/site/index.md``) with its ``{{ field }}`` s filled in from the
     registry (``title``, ``count``, ``shortest`` and ``longest`` (a notebook's minutes),
     ``total_minutes``, ``hours``, ``notebook_table``, ``toctree``, ``repository``,
-    ``branch``)."""
+    ``ref``)."""
     rows = [
         "| # | notebook | time | you implement | open in Colab |",
         "| --- | --- | ---: | --- | --- |",
@@ -176,7 +176,7 @@ def landing_page(course: registry.Course, template: str) -> str:
         "notebook_table": "\n".join(rows),
         "toctree": "\n".join(f"{n.id}/{n.id}" for n in course.notebooks),
         "repository": course.repository,
-        "branch": course.branch,
+        "ref": course.ref,
     }
 
     def fill(match: re.Match) -> str:

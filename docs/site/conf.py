@@ -73,7 +73,7 @@ html_theme_options = {
     # The launch button opens notebooks/<id>/<id>.ipynb of the repository on Colab: the
     # pages are <id>/<id>, so path_to_docs is the student folder.
     "repository_url": f"https://github.com/{course.repository}",
-    "repository_branch": course.branch,
+    "repository_branch": course.ref,
     "path_to_docs": "notebooks",
     "launch_buttons": {"colab_url": "https://colab.research.google.com"},
     # Offers _sources/<id>/<id>.ipynb, which instructor/site.py replaces by the student
