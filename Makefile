@@ -7,11 +7,13 @@ PYTHON := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 
-.PHONY: help lab test lint format execute release readme site new benchmark grade clean system-packages publish-check
+.PHONY: help lab test check lint format execute release readme site new benchmark grade clean system-packages publish-check
 
 help:
 	@echo "make lab        open the course in JupyterLab (creates .venv the first time)"
 	@echo "make test       lint + the whole test suite (what CI runs)"
+	@echo "make check NB=03_matrix_form   the checks of one notebook: anatomy, release, its"
+	@echo "                grading cases' round trip, nbval (minutes instead of the suite's 25)"
 	@echo "make execute NB=01_vector_sets   re-run a solution notebook, storing its outputs"
 	@echo "make release    regenerate notebooks/ from solutions/ (nbgrader generate_assignment)"
 	@echo "make readme     regenerate the README's course table from course.toml"
@@ -62,6 +64,16 @@ system-packages:
 test: lint system-packages
 	$(PYTHON) -m pytest -n auto --dist loadgroup --durations=30 tests
 	$(PYTHON) -m pytest -n auto --dist loadfile --nbval --nbval-current-env --nbval-cell-timeout=120 solutions
+
+# The fast loop while editing one notebook: every test of tests/course/ whose id names it
+# (anatomy, release, messages, times, its grading cases graded both ways, its site page),
+# then nbval on it. `make test` still runs everything before a commit.
+check: $(VENV)/.installed
+	@test -n "$(NB)" || (echo "usage: make check NB=03_matrix_form" && exit 2)
+	@test -f solutions/$(NB)/$(NB).ipynb || (echo "no solutions/$(NB)/$(NB).ipynb" && exit 2)
+	$(VENV)/bin/ruff check solutions/$(NB)
+	$(PYTHON) -m pytest -n auto --dist loadgroup tests/course -k "$(NB)"
+	$(PYTHON) -m pytest --nbval --nbval-current-env --nbval-cell-timeout=120 solutions/$(NB)
 
 execute: $(VENV)/.installed
 	@test -n "$(NB)" || (echo "usage: make execute NB=01_vector_sets" && exit 2)
