@@ -21,7 +21,8 @@ Modules, one job each:
 - :mod:`.gradebook_watch`: a score changed during a run, not by the grader, stops it;
 - :mod:`.zygote`: a sandboxed process that has imported torch once and forks each
   notebook's kernel; :mod:`.forked_kernel`: the grader's side of it (as root with bwrap);
-- :mod:`.replay`: the sandboxed outputs recorded through nbgrader's ``autograde``;
+- :mod:`.replay`: the sandboxed outputs recorded through nbgrader's ``autograde``, whose
+  ``Execute`` step :mod:`.replay_execute` replaces;
 - :mod:`.feedback`: nbgrader's feedback HTML (:mod:`.feedback_preprocessor` its
   preprocessor); :mod:`.reports`: grades CSV, integrity report;
 - :mod:`.sanitise`: what a student wrote, made inert in feedback and autograded notebooks;

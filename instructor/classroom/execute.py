@@ -59,7 +59,7 @@ from .forked_kernel import (
 from .guard import REPORT_PREFIX
 from .probe import Channel, KernelGone, ProbeError, ProbeTimeout
 from .reaper import reaped
-from .records import ExecutionResult, GraderEnvironmentError, ZeroedTest
+from .records import STUDENT_VIEW, ExecutionResult, GraderEnvironmentError, ZeroedTest
 from .sandbox import Limits, copy_font_cache, isolation, sandbox_command, sandbox_uid
 from .verdict import BEST_EFFORT, TestVerdict, run_test
 
@@ -70,10 +70,6 @@ __all__ = [
     "execute_notebook",
     "unexecuted",
 ]
-
-
-STUDENT_VIEW = "student_view_outputs"
-"""Cell metadata: a test cell's outputs when it ran in the kernel (``student_view``)."""
 
 
 INSTALL_HINT = (

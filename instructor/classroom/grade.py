@@ -8,7 +8,7 @@ For each hand-in (``autograder/submitted/<student>/<assignment>/``):
 2. *execute* (in parallel: Dask workers, local by default): run it in a sandboxed kernel
    and judge each test cell (:mod:`.execute`);
 3. *record* (this process, serial, light): nbgrader's ``autograde`` converter, with its
-   ``Execute`` step replaced by :class:`.replay.ReplayExecute`, which takes the outputs of
+   ``Execute`` step replaced by :class:`.replay_execute.ReplayExecute`, which takes the outputs of
    step 2 (:mod:`.replay`). So the gradebook, the autograded notebooks and the feedback are
    nbgrader's own.
 

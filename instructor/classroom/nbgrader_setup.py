@@ -89,7 +89,7 @@ class NbgraderCourse:
                 SaveAutoGrades,
             )
 
-            from .replay import ReplayExecute
+            from .replay_execute import ReplayExecute
             from .sanitise import SanitiseNotebook
 
             config.CourseDirectory.submitted_directory = STAGED

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "STUDENT_VIEW",
     "AWAITING",
     "GRADED",
     "UNANSWERED",
@@ -30,6 +31,11 @@ __all__ = [
     "Screening",
     "ZeroedTest",
 ]
+
+
+STUDENT_VIEW = "student_view_outputs"
+"""Cell metadata: a test cell's outputs when it ran in the kernel (``student_view``), kept
+by :mod:`.execute` and carried into the autograded notebook by :mod:`.replay_execute`."""
 
 
 class GraderEnvironmentError(RuntimeError):

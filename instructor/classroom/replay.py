@@ -3,11 +3,11 @@
 :func:`record_hand_in` records one staged and executed hand-in and returns its summary.
 
 nbgrader's ``autograde`` converter runs ``Execute`` and then scores the outputs. The class
-grader's recording API (:attr:`.NbgraderCourse.recording_api`) puts :class:`ReplayExecute`
-in its place: the outputs are those of the sandboxed run (:mod:`.execute`), handed to the
-preprocessor through its ``executed`` trait (nbgrader-style configuration) for one
-``autograde`` call. So the gradebook, the autograded notebooks and the feedback are
-nbgrader's own.
+grader's recording API (:attr:`.NbgraderCourse.recording_api`) puts
+:class:`.replay_execute.ReplayExecute` in its place: the outputs are those of the sandboxed
+run (:mod:`.execute`), handed to the preprocessor through its ``executed`` trait
+(nbgrader-style configuration) for one ``autograde`` call. So the gradebook, the
+autograded notebooks and the feedback are nbgrader's own.
 """
 
 from __future__ import annotations
@@ -16,41 +16,11 @@ import warnings
 from dataclasses import replace
 from typing import Any
 
-import nbformat
-from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Dict
-
-from .execute import STUDENT_VIEW
 from .nbgrader_setup import NbgraderCourse
 from .records import ExecutionResult, HandIn, HandInSummary, NotebookSummary
 from .staging import Staged
 
-__all__ = ["ReplayExecute", "record_hand_in", "replay_hand_in"]
-
-
-class ReplayExecute(NbGraderPreprocessor):
-    """nbgrader's ``Execute`` step, replaced: outputs come from the sandboxed run."""
-
-    executed = Dict(
-        help="notebook name -> the executed notebook (nbformat dict) of the sandboxed run"
-    ).tag(config=True)
-
-    def preprocess(self, nb, resources):  # noqa: ANN001 - nbconvert's signature
-        info = resources["nbgrader"]
-        name = info["notebook"]
-        where = (info["student"], info["assignment"], name)
-        if name not in self.executed:
-            raise RuntimeError(f"{where}: no executed notebook to replay")
-        executed = nbformat.from_dict(self.executed[name])
-        if [c.source for c in executed.cells] != [c.source for c in nb.cells]:
-            raise RuntimeError(f"{where}: the executed notebook is not the one sanitised")
-        for cell, ran in zip(nb.cells, executed.cells, strict=True):
-            if cell.cell_type == "code":
-                cell.outputs = ran.get("outputs", [])
-                cell.execution_count = ran.get("execution_count")
-                if STUDENT_VIEW in ran.get("metadata", {}):
-                    cell.metadata[STUDENT_VIEW] = ran.metadata[STUDENT_VIEW]
-        return nb, resources
+__all__ = ["record_hand_in", "replay_hand_in"]
 
 
 def replay_hand_in(

@@ -13,7 +13,7 @@ from nbgrader.plugins import LateSubmissionPlugin
 from instructor import anatomy, registry
 from instructor.classroom.late import PerHourPenalty
 from instructor.classroom.nbgrader_setup import STAGED, NbgraderCourse
-from instructor.classroom.replay import ReplayExecute
+from instructor.classroom.replay_execute import ReplayExecute
 from instructor.scratch_course import ScratchCourse
 
 
