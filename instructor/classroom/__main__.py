@@ -15,13 +15,33 @@ from datetime import UTC, timedelta
 from pathlib import Path
 from typing import Any
 
+from instructor.lms import lms_names
 from instructor.paths import AUTOGRADER
 
 from .records import GraderEnvironmentError
 from .sandbox import Limits
 
 DEFAULT_ROOT = AUTOGRADER
-LMS_CHOICES = ("canvas", "moodle", "blackboard", "plain")
+PLAIN_PENALTIES = (
+    "nbgrader.plugins.LateSubmissionPlugin",
+    "nbgrader.plugins.latesubmission.LateSubmissionPlugin",
+)
+"""nbgrader's own late plugin: ``none`` or ``zero``, which need no more than "late"."""
+
+
+class TimesNeeded(Exception):
+    """A late mark without a time, and a penalty that needs the time."""
+
+
+def _penalty_needs_time(course: Any) -> bool:
+    """Whether the course's late penalty depends on how late (any plugin but nbgrader's
+    own ``none``/``zero`` one, e.g. ``PerHourPenalty``)."""
+    config = course.api.config
+    section = config.get("AssignLatePenalties", {})
+    plugin = section.get("plugin_class", PLAIN_PENALTIES[0]) if section else PLAIN_PENALTIES[0]
+    if not isinstance(plugin, str):
+        plugin = f"{plugin.__module__}.{plugin.__qualname__}"
+    return plugin not in PLAIN_PENALTIES
 
 
 def collect_zip(
@@ -33,19 +53,35 @@ def collect_zip(
     pattern: str | None = None,
     replace: bool = False,
     zip_times: bool = False,
+    times: Path | None = None,
     log: Callable[[str], None] = print,
 ) -> Any:
     """Unpack an LMS download of ``assignment`` into ``course``'s ``submitted/``.
 
     ``course`` is an :class:`.NbgraderCourse`. The chosen file of each notebook goes to
     ``submitted/<student>/<assignment>/`` with nbgrader's ``timestamp.txt`` where the LMS
-    names a time (Blackboard; the zip entries' times with ``zip_times``). A submission the LMS
-    marks late without naming a time (Canvas's ``LATE``) is stamped with its zip entry's
-    time, or one second after the due date if that time is not after it. Every file not used
-    is logged. Returns the :class:`~instructor.lms.intake.Intake`; raises its errors
-    (``UnknownLayout``, ``SubmissionExists``: nothing is written then).
+    gave a time: in its names (Blackboard), or in ``times`` (a CSV the instructor exported
+    from the LMS, :mod:`instructor.lms.times`); the zip entries' times only with
+    ``zip_times``. ``autograder/lms.toml`` (:mod:`instructor.lms.config`) gives the LMS
+    assignment's title where the names carry it (Blackboard).
+
+    A submission the LMS marks late without a time (Canvas's ``LATE``): with a penalty
+    that needs no time (nbgrader's ``none`` or ``zero``) it is recorded one second after
+    the due date (late, by no amount the LMS did not give); with one that does (per hour)
+    nothing is written and :class:`instructor.lms.base.IntakeError` says how to give the
+    times (``--times``). Every file not used is logged. Returns the
+    :class:`~instructor.lms.base.Intake`; raises its errors (``UnknownLayout``,
+    ``SubmissionExists``: nothing is written then).
     """
-    from instructor.lms.intake import read_download, timestamp_text, write_submissions
+    from instructor.lms.base import IntakeError
+    from instructor.lms.config import LMS_TOML, read_config
+    from instructor.lms.intake import (
+        read_download,
+        timestamp_text,
+        with_times,
+        write_submissions,
+    )
+    from instructor.lms.times import read_times
 
     from .nbgrader_setup import SetupError
 
@@ -55,30 +91,44 @@ def collect_zip(
             f"no notebook in {course.source_folder(assignment)}: is {assignment!r} one of the "
             "course's assignments?"
         )
-    intake = read_download(archive, names, lms, pattern, assignment=assignment)
     submitted = course.submitted_folder()
+    config = read_config(submitted.parent / LMS_TOML)
+    column = config.column(assignment, "blackboard")
+    title = column.title if column and (lms or "blackboard") == "blackboard" else None
+    intake = read_download(archive, names, lms, pattern, assignment=title)
+    if times is not None:
+        intake, unknown = with_times(intake, read_times(times))
+        if unknown:
+            log(f"{times.name}: {len(unknown)} student(s) not in this download: {unknown[:5]}")
+    due = course.deadlines.due(assignment)
+    due = due.replace(tzinfo=UTC) if due is not None else None
+    untimed = [e for e in intake.students if e.late and e.trusted_timestamp(zip_times) is None]
+    if untimed and due is not None and _penalty_needs_time(course):
+        shown = ", ".join(e.student for e in untimed[:5]) + (", ..." if len(untimed) > 5 else "")
+        raise IntakeError(
+            f"{len(untimed)} submission(s) marked late by {intake.layout} without a submission "
+            f"time ({shown}), and the late penalty depends on how late: the download names "
+            "no time, and the grader does not guess one. Export the submission times from "
+            "the LMS to a CSV with the columns 'student' (student id or LMS user id) and "
+            "'time' (e.g. 2026-11-20T12:01:00+01:00) and pass --times times.csv. Nothing "
+            "was written."
+        )
     written = write_submissions(
         intake, archive, submitted, assignment, replace=replace, zip_times=zip_times
     )
-    due = course.deadlines.due(assignment)
-    due = due.replace(tzinfo=UTC) if due is not None else None
     changed = {path.parent for path in written}
     for entry in intake.students:
         folder = submitted / entry.student / assignment
         stamp = folder / "timestamp.txt"
-        sources = {"lms", "zip entry"} if zip_times else {"lms"}
-        if any(f.timestamp_source in sources for f in entry.files):
+        if entry.trusted_timestamp(zip_times) is not None:
             continue
-        if entry.late:
-            moment = entry.timestamp
-            if due is not None and (moment is None or moment <= due):
-                moment = due + timedelta(seconds=1)
-            if moment is not None:
-                stamp.write_text(timestamp_text(moment))
-                log(
-                    f"{entry.student}: marked late by {intake.layout}, no submission time given: "
-                    f"recorded as submitted at {timestamp_text(moment)}"
-                )
+        if entry.late and due is not None:
+            moment = due + timedelta(seconds=1)
+            stamp.write_text(timestamp_text(moment))
+            log(
+                f"{entry.student}: marked late by {intake.layout}, which gives no time: "
+                f"recorded as late ({timestamp_text(moment)}, 1 s after the due date)"
+            )
         elif folder in changed and stamp.exists():
             stamp.unlink()  # the time of an earlier download, not of this submission
     superseded = sum(len(entry.superseded) for entry in intake.students)
@@ -107,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="nbgrader course root")
     grade.add_argument("--zip", type=Path, help="an LMS download of submissions (one assignment)")
     grade.add_argument(
-        "--lms", choices=LMS_CHOICES, help="the zip's layout (default: detected from its names)"
+        "--lms", choices=lms_names(), help="the zip's layout (default: detected from its names)"
     )
     grade.add_argument(
         "--pattern",
@@ -121,6 +171,11 @@ def main(argv: list[str] | None = None) -> int:
         "--zip-times",
         action="store_true",
         help="take the zip entries' times as submission times (Canvas, Moodle, plain)",
+    )
+    grade.add_argument(
+        "--times",
+        type=Path,
+        help="a CSV of submission times exported from the LMS: columns student, time",
     )
     grade.add_argument("--db", help="gradebook SQLAlchemy URL (default: the course's SQLite)")
     grade.add_argument("--workers", type=int, help="local Dask workers (default: one per core)")
@@ -144,8 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.zip and len(args.assignments) != 1:
         parser.error("--zip takes exactly one assignment")
-    if not args.zip and (args.lms or args.pattern or args.replace or args.zip_times):
-        parser.error("--lms, --pattern, --replace and --zip-times go with --zip")
+    if not args.zip and (args.lms or args.pattern or args.replace or args.zip_times or args.times):
+        parser.error("--lms, --pattern, --replace, --zip-times and --times go with --zip")
     if args.lms and args.pattern:
         parser.error("give --lms or --pattern, not both")
 
@@ -179,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
                 pattern=args.pattern,
                 replace=args.replace,
                 zip_times=args.zip_times,
+                times=args.times,
             )
         summaries = grader.grade(args.assignments)
     except (

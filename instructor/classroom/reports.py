@@ -58,18 +58,12 @@ import nbformat
 from nbformat import NotebookNode
 
 from instructor import anatomy
+from instructor.lms.config import LMS_TOML, LmsConfig, read_config
 from instructor.lms.csv_safety import neutralised, write_rows
-from instructor.lms.export import (
-    GradeItem,
-    GradeTable,
-    StudentTotal,
-    format_points,
-    write_blackboard,
-    write_canvas,
-    write_moodle,
-    write_moodle_worksheet,
-)
+from instructor.lms.export import EXPORTS
+from instructor.lms.export import write_exports as write_lms_exports
 from instructor.lms.roster import LmsIdentity, read_roster, roster_path
+from instructor.lms.table import Finals, GradeTable, format_points
 
 from .records import AWAITING, GRADED, UNANSWERED, CellGrade, HandInSummary, NotebookSummary
 from .similarity import DEFAULT_THRESHOLD, SOLUTIONS, CopyPair, graded_answers, near_copies
@@ -87,7 +81,6 @@ __all__ = [
     "awaiting_lines",
     "awaiting_manual",
     "best_effort_checks",
-    "canvas_table",
     "cell_outcome",
     "copy_report",
     "course_copies",
@@ -95,7 +88,6 @@ __all__ = [
     "grade_table",
     "integrity_markdown",
     "late_penalties",
-    "moodle_tables",
     "run_lines",
     "student_names",
     "totals",
@@ -116,10 +108,6 @@ TOTALS_HEADER = (
 )
 COURSE_TOTAL = "TOTAL"
 """``totals.csv``'s assignment column on a student's row over the whole course."""
-EXPORTS = ("canvas.csv", "moodle.csv", "blackboard.csv")
-"""Written on every run; ``moodle_worksheet_<assignment>.csv`` besides, for an assignment
-read from a Moodle download (:func:`write_exports`)."""
-MOODLE_WORKSHEET = "moodle_worksheet_{assignment}.csv"
 
 log = logging.getLogger(__name__)
 
@@ -454,8 +442,20 @@ def _finals(
     }
 
 
-def _items(summaries: list[HandInSummary]) -> tuple[GradeItem, ...]:
-    return tuple(GradeItem(a, maximum) for a, maximum in _assignment_max(summaries).items())
+def finals(
+    summaries: list[HandInSummary],
+    penalties: Mapping[tuple[str, str], float] | None = None,
+    names: Mapping[str, str] | None = None,
+    identities: Mapping[tuple[str, str], LmsIdentity] | None = None,
+) -> Finals:
+    """What the LMS exports are written from (:class:`instructor.lms.table.Finals`)."""
+    return Finals(
+        tuple(_assignment_max(summaries).items()),
+        tuple(sorted({s.student for s in summaries})),
+        _finals(summaries, penalties),
+        dict(names or {}),
+        dict(identities or {}),
+    )
 
 
 def grade_table(
@@ -465,128 +465,7 @@ def grade_table(
 ) -> GradeTable:
     """Each student's ``final`` points per assignment (one ``GradeItem`` per assignment,
     named by its id; not handed in: no score, an empty cell); ``names``: student -> name."""
-    finals = _finals(summaries, penalties)
-    scores: dict[str, dict[str, float]] = {}
-    for (student, assignment), points in finals.items():
-        scores.setdefault(student, {})[assignment] = points
-    students = sorted({s.student for s in summaries})
-    return GradeTable(
-        _items(summaries),
-        tuple(
-            StudentTotal(student, (names or {}).get(student), scores.get(student, {}))
-            for student in students
-        ),
-    )
-
-
-def canvas_table(
-    summaries: list[HandInSummary],
-    penalties: Mapping[tuple[str, str], float] | None = None,
-    names: Mapping[str, str] | None = None,
-    identities: Mapping[tuple[str, str], LmsIdentity] | None = None,
-) -> GradeTable:
-    """:func:`grade_table` with one row per Canvas user where a Canvas download named one
-    (``lms_user_id``: Canvas matches its ``ID`` first); the others keep their student id.
-
-    A student's assignments from a Canvas download go to the Canvas user it named; the
-    student's other assignments too when that is one user. Two student ids of one Canvas
-    user (a slug split in a later download) share its row; both scored for one assignment:
-    the higher is kept, with a warning.
-    """
-    identities = identities or {}
-    finals = _finals(summaries, penalties)
-    students = sorted({s.student for s in summaries})
-    canvas = {
-        key: identity.user_id
-        for key, identity in identities.items()
-        if identity.lms == "canvas" and key[0] in students
-    }
-    rows: dict[tuple[str, str], dict[str, float]] = {}
-    who: dict[tuple[str, str], str] = {}
-    for student in students:
-        own = {uid for (s, _), uid in canvas.items() if s == student}
-        for uid in sorted(own):
-            rows.setdefault(("ID", uid), {})
-            who.setdefault(("ID", uid), student)
-        if not own:
-            rows.setdefault(("student", student), {})
-            who[("student", student)] = student
-        for (s, assignment), points in sorted(finals.items()):
-            if s != student:
-                continue
-            uid = canvas.get((student, assignment)) or (min(own) if len(own) == 1 else None)
-            key = ("ID", uid) if uid else ("student", student)
-            row = rows.setdefault(key, {})
-            who.setdefault(key, student)
-            if assignment in row:
-                log.warning(
-                    "canvas.csv: Canvas user %s handed in %s under two student ids (%s, %s); "
-                    "the higher score is written",
-                    uid,
-                    assignment,
-                    who[key],
-                    student,
-                )
-            row[assignment] = max(points, row.get(assignment, points))
-    return GradeTable(
-        _items(summaries),
-        tuple(
-            StudentTotal(
-                ident,
-                (names or {}).get(who[(kind, ident)]),
-                scores,
-                lms_user_id=ident if kind == "ID" else None,
-            )
-            for (kind, ident), scores in sorted(rows.items())
-        ),
-    )
-
-
-def moodle_tables(
-    summaries: list[HandInSummary],
-    penalties: Mapping[tuple[str, str], float] | None = None,
-    names: Mapping[str, str] | None = None,
-    identities: Mapping[tuple[str, str], LmsIdentity] | None = None,
-) -> tuple[GradeTable, dict[str, GradeTable], list[str]]:
-    """What goes to Moodle: (the gradebook import's table, assignment -> its grading
-    worksheet's table, the students left out of the gradebook import).
-
-    A hand-in read from a Moodle download names no username, ID number or email, which is
-    all Moodle's gradebook import maps (a row it cannot map stops the whole import): it goes
-    to its assignment's worksheet, by participant id, and is left out of the gradebook
-    table; a student with nothing left there is left out of it.
-    """
-    identities = identities or {}
-    finals = _finals(summaries, penalties)
-    items = _items(summaries)
-    moodle = {
-        key: identity
-        for key, identity in identities.items()
-        if identity.lms == "moodle" and key in finals
-    }
-    worksheets: dict[str, GradeTable] = {}
-    for item in items:
-        rows = [
-            StudentTotal(
-                student,
-                identity.display_name or (names or {}).get(student),
-                {item.name: finals[(student, assignment)]},
-                lms_user_id=identity.user_id,
-            )
-            for (student, assignment), identity in sorted(moodle.items())
-            if assignment == item.name
-        ]
-        if rows:
-            worksheets[item.name] = GradeTable((item,), tuple(rows))
-    from_moodle = {student for student, _ in moodle}
-    kept, left_out = [], []
-    for total in grade_table(summaries, penalties, names).students:
-        scores = {a: p for a, p in total.scores.items() if (total.student, a) not in moodle}
-        if total.student in from_moodle and not scores:
-            left_out.append(total.student)
-        else:
-            kept.append(StudentTotal(total.student, total.name, scores))
-    return GradeTable(items, tuple(kept)), worksheets, left_out
+    return finals(summaries, penalties, names).table()
 
 
 def write_exports(
@@ -595,36 +474,16 @@ def write_exports(
     penalties: Mapping[tuple[str, str], float] | None = None,
     names: Mapping[str, str] | None = None,
     identities: Mapping[tuple[str, str], LmsIdentity] | None = None,
+    config: LmsConfig | None = None,
 ) -> list[Path]:
     """Each student's final points per assignment in each LMS's import format, in
-    ``folder``; ``names`` (student -> "First Last") fills the name columns and
-    ``identities`` ((student, assignment) -> who an LMS download said the student is,
-    :func:`instructor.lms.roster.read_roster`) the LMS's own ids:
-
-    - ``canvas.csv``: the Canvas user id under ``ID`` for a Canvas download's students
-      (:func:`canvas_table`), else the student id under ``SIS Login ID``;
-    - ``moodle.csv`` (gradebook import): the student id under ``Username``; a Moodle
-      download's hand-ins are left out, logged, and written to
-      ``moodle_worksheet_<assignment>.csv`` by participant id (:func:`moodle_tables`);
-    - ``blackboard.csv``: the student id under ``Username``.
+    ``folder`` (:func:`instructor.lms.export.write_exports`: every LMS module writes its
+    own); ``names`` (student -> "First Last") fills the name columns, ``identities``
+    ((student, assignment) -> who an LMS download said the student is,
+    :func:`instructor.lms.roster.read_roster`) the LMS's own ids, ``config``
+    (``lms.toml``) each assignment's title and id in each LMS.
     """
-    folder.mkdir(parents=True, exist_ok=True)
-    gradebook, worksheets, left_out = moodle_tables(summaries, penalties, names, identities)
-    for stale in folder.glob(MOODLE_WORKSHEET.format(assignment="*")):
-        stale.unlink()
-    written = [
-        write_canvas(
-            canvas_table(summaries, penalties, names, identities),
-            folder / "canvas.csv",
-            id_column="SIS Login ID",
-        ),
-        write_moodle(gradebook, folder / "moodle.csv", identifier="Username"),
-        write_blackboard(grade_table(summaries, penalties, names), folder / "blackboard.csv"),
-    ]
-    for assignment, table in worksheets.items():
-        written.append(
-            write_moodle_worksheet(table, folder / MOODLE_WORKSHEET.format(assignment=assignment))
-        )
+    written = write_lms_exports(folder, finals(summaries, penalties, names, identities), config)
     unmatched = sorted({s.student for s in summaries if neutralised(s.student)})
     if unmatched:
         log.warning(
@@ -633,15 +492,6 @@ def write_exports(
             "injection), so no LMS matches them; no LMS makes such an id: check those folders",
             len(unmatched),
             ", ".join(repr(s) for s in unmatched[:5]) + (", ..." if len(unmatched) > 5 else ""),
-        )
-    if left_out:
-        log.warning(
-            "moodle.csv: %d student(s) from a Moodle download left out (%s): the download "
-            "names no username, ID number or email, which is all Moodle's grade import "
-            "matches; upload %s to each Moodle assignment (Upload grading worksheet) instead",
-            len(left_out),
-            ", ".join(left_out[:5]) + (", ..." if len(left_out) > 5 else ""),
-            ", ".join(MOODLE_WORKSHEET.format(assignment=a) for a in worksheets),
         )
     return written
 
@@ -807,19 +657,21 @@ def write_reports(
     folder.mkdir(parents=True, exist_ok=True)
     penalties = names = None
     identities: dict[tuple[str, str], LmsIdentity] = {}
+    config = None
     if course is not None:
         if scores_from_gradebook:
             summaries = from_gradebook(course, summaries)
         penalties = late_penalties(course, summaries)
         names = student_names(course, {s.student for s in summaries})
         identities = read_roster(roster_path(course.submitted_folder()))
+        config = read_config(course.submitted_folder().parent / LMS_TOML)
         if copies is None:
             assignments = list(dict.fromkeys(s.assignment for s in summaries))
             students = {s.student for s in summaries}
             copies = course_copies(course, assignments, students)
     write_grades_csv(folder / "grades.csv", summaries)
     write_totals_csv(folder / "totals.csv", summaries, penalties)
-    write_exports(folder, summaries, penalties, names, identities)
+    write_exports(folder, summaries, penalties, names, identities, config)
     (folder / "integrity.json").write_text(json.dumps([s.to_json() for s in summaries], indent=1))
     (folder / "integrity.md").write_text(integrity_markdown(summaries, copies))
     return summaries

@@ -4,10 +4,11 @@ Each LMS's download is graded into SQLite and into PostgreSQL (an empty database
 on the one server ``conftest.postgres_server`` starts; skipped where there is none).
 
 The zips are built here with the names Canvas, Moodle and Blackboard give their files (see
-``instructor/lms/intake.py``): late submissions, resubmissions, several attempts, stray
-files, students with an underscore or a space in their name. Three kinds of notebook 01:
-solved (all of its points: functions and concept questions), ``one_hot`` left undone (its
-points fewer), as released (0 points). The points come from the registry, ``course.toml``.
+``instructor/lms/canvas.py``, ``moodle.py``, ``blackboard.py``): late submissions,
+resubmissions, several attempts, stray files, students with an underscore or a space in
+their name. Three kinds of notebook 01: solved (all of its points: functions and concept
+questions), ``one_hot`` left undone (its points fewer), as released (0 points). The points
+come from the registry, ``course.toml``.
 """
 
 from __future__ import annotations
@@ -58,7 +59,11 @@ def _configure(course: ScratchCourse, *lines: str) -> None:
 
 
 def _grade(
-    course: ScratchCourse, archive: Path, db_url: str, capsys: pytest.CaptureFixture[str]
+    course: ScratchCourse,
+    archive: Path,
+    db_url: str,
+    capsys: pytest.CaptureFixture[str],
+    *more: str,
 ) -> tuple[int, str]:
     code = main(
         [
@@ -73,6 +78,7 @@ def _grade(
             "--workers",
             "2",
             "--no-feedback",
+            *more,
         ]
     )
     captured = capsys.readouterr()
@@ -142,7 +148,10 @@ def test_canvas_download(
         "van_der_berg": (PARTIAL, 0),
     }
     submitted = course.root / "submitted"
-    assert (submitted / "doejohn" / A / "timestamp.txt").read_text().startswith("2026-11-20 13:30")
+    # Canvas names no time (its zip entries carry the time the zip was built): LATE is
+    # recorded as late by 1 s, enough for the "zero" penalty; the entry's 13:30 is not used.
+    stamp = (submitted / "doejohn" / A / "timestamp.txt").read_text()
+    assert stamp.startswith("2026-11-20 12:00:01"), stamp
     assert not (submitted / "smithjane" / A / "timestamp.txt").exists()
     assert not (course.root / "downloaded").exists()
     # canvas.csv: each row keyed on the Canvas user id the file names carry (the ID column,
@@ -247,3 +256,34 @@ def test_moodle_download_then_a_new_gradebook(
         ["Participant 4242", "Jane Smith", str(PARTIAL), str(ENTRY.points)],
         ["Participant 4343", "Mary_Ann O'Neil", str(SOLVED), str(ENTRY.points)],
     ]
+
+
+def test_a_minute_late_canvas_file_with_a_per_hour_penalty(
+    course: ScratchCourse,
+    kinds: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    request: pytest.FixtureRequest,
+) -> None:
+    """Canvas marks the file LATE and names no time (its zipper stamps every entry with the
+    time the zip was built: here 2 days later). A per-hour penalty is not charged for hours
+    the LMS did not give: the grader stops; with the time from a times file (1 minute late)
+    it charges 1 started hour."""
+    _configure(
+        course,
+        f"c.Deadlines.due_dates = {{{A!r}: '2026-11-20 12:00:00 UTC'}}",
+        'c.AssignLatePenalties.plugin_class = "instructor.classroom.late.PerHourPenalty"',
+        "c.PerHourPenalty.percent_per_hour = 10",
+    )
+    archive = _zip(
+        course.root.parent / "canvas.zip",
+        [(f"doejohn_LATE_222222_3333333_{NB}", kinds["solved"], (2026, 11, 22, 12, 0, 0))],
+    )
+    db_url = _db_url("sqlite", "late", course, request)
+    code, out = _grade(course, archive, db_url, capsys)
+    assert code == 2 and "--times times.csv" in out, out
+    assert not (course.root / "submitted").exists()
+    times = course.root.parent / "times.csv"
+    times.write_text("student,time\ndoejohn,2026-11-20 12:01:00 UTC\n")
+    code, out = _grade(course, archive, db_url, capsys, "--times", str(times))
+    assert code == 0, out
+    assert _gradebook(db_url) == {"doejohn": (SOLVED, pytest.approx(0.1 * SOLVED))}

@@ -126,3 +126,64 @@ def test_student_picks_whom_to_grade(
     out = capsys.readouterr().out
     assert "no submission from bob" in out, out
     assert "0 submission(s) to grade" in out, out
+
+
+def _late_canvas_zip(course: ScratchCourse, tmp_path: Path) -> Path:
+    """A Canvas download with one file marked LATE (Canvas names no time; every entry
+    carries the time the zip was built, here 2 days after the due date)."""
+    assignment = course.assignment
+    released = (course.root / "release" / assignment / course.notebook_name).read_text()
+    archive = tmp_path / "canvas.zip"
+    with zipfile.ZipFile(archive, "w") as handle:
+        entry = zipfile.ZipInfo(
+            f"doejohn_LATE_222222_3333333_{course.notebook_name}", (2026, 11, 22, 12, 0, 0)
+        )
+        handle.writestr(entry, released)
+    with (course.root / "nbgrader_config.py").open("a") as config:
+        config.write(
+            f"\nc.Deadlines.due_dates = {{{assignment!r}: '2026-11-20 12:00:00 UTC'}}\n"
+            'c.AssignLatePenalties.plugin_class = "instructor.classroom.late.PerHourPenalty"\n'
+        )
+    return archive
+
+
+def test_a_late_canvas_file_without_a_time_stops_a_per_hour_penalty(
+    course: ScratchCourse, tmp_path: Path
+) -> None:
+    """Canvas's LATE says late, not how late: a per-hour penalty needs the time, which is
+    not guessed (not the zip entry's, not the due date's): nothing is written."""
+    from instructor.lms.base import IntakeError
+
+    archive = _late_canvas_zip(course, tmp_path)
+    with pytest.raises(IntakeError, match="--times times.csv"):
+        collect_zip(NbgraderCourse(course.root), course.assignment, archive, log=lambda _: None)
+    assert not (course.root / "submitted").exists()
+
+
+def test_a_times_file_gives_the_time_canvas_did_not(course: ScratchCourse, tmp_path: Path) -> None:
+    archive = _late_canvas_zip(course, tmp_path)
+    times = tmp_path / "times.csv"
+    times.write_text("student,time\n222222,2026-11-20T13:01:00+01:00\n")
+    collect_zip(
+        NbgraderCourse(course.root), course.assignment, archive, times=times, log=lambda _: None
+    )
+    stamp = course.root / "submitted" / "doejohn" / course.assignment / "timestamp.txt"
+    assert stamp.read_text() == "2026-11-20 12:01:00.000000 UTC"
+
+
+def test_a_blackboard_title_from_lms_toml(course: ScratchCourse, tmp_path: Path) -> None:
+    """Blackboard names the files by the assignment's title ("Homework 1", with a space);
+    lms.toml gives it, and usernames that share a prefix (st_...) stay whole."""
+    assignment = course.assignment
+    (course.root / "lms.toml").write_text(
+        f'[assignments.{assignment}]\nblackboard_title = "Homework 1"\n'
+    )
+    archive = tmp_path / "bb.zip"
+    with zipfile.ZipFile(archive, "w") as handle:
+        for user in ("st_jsmith", "st_mdoe"):
+            head = f"Homework 1_{user}_attempt_2026-11-20-10-15-02"
+            handle.writestr(f"{head}_{course.notebook_name}", "{}")
+            handle.writestr(f"{head}.txt", "receipt")
+    intake = collect_zip(NbgraderCourse(course.root), assignment, archive, log=lambda _: None)
+    assert intake.layout == "blackboard"
+    assert [s.student for s in intake.students] == ["st_jsmith", "st_mdoe"]

@@ -1,5 +1,6 @@
 """Grades in each LMS's import format (instructor.lms.export), read back with ``csv`` and
-checked against what each LMS's documents require (the documents are named in export.py)."""
+checked against what each LMS's documents require (named in each LMS's module:
+instructor/lms/canvas.py, moodle.py, blackboard.py)."""
 
 from __future__ import annotations
 
