@@ -40,8 +40,9 @@ c.OverwriteCells.add_missing_cells = True
 c.Deadlines.due_dates = {}
 c.LateSubmissionPlugin.penalty_method = "none"
 
-# `python -m instructor.classroom grade A --zip download.zip [--lms canvas|moodle|blackboard|
-# plain] [--pattern REGEX]` reads an LMS download itself (instructor/lms/intake.py). For
+# `python -m instructor.classroom grade A --zip download.zip [--lms NAME] [--pattern REGEX]
+# [--times times.csv]` reads an LMS download itself (one module per LMS in instructor/lms/;
+# `--help` lists them; titles and ids in each LMS: lms.toml next to this file). For
 # nbgrader's own `nbgrader zip_collect`: files named <student>_<notebook>.ipynb (student ids
 # without "_").
 c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+\.ipynb)$"

@@ -29,8 +29,9 @@ Modules, one job each:
 - :mod:`.similarity`: near copies of the solutions or of each other;
 - :mod:`.records`: the typed records the parts hand each other.
 
-LMS downloads are read by :mod:`instructor.lms.intake`; grades for an LMS are written by
-:mod:`instructor.lms.export`; every CSV cell through :mod:`instructor.lms.csv_safety`.
+LMS downloads are read by :mod:`instructor.lms.intake`, grades for an LMS written by
+:mod:`instructor.lms.export`: one module per LMS in :mod:`instructor.lms`; every CSV cell
+goes through :mod:`instructor.lms.csv_safety`.
 
 The benchmark against plain nbgrader is :mod:`instructor.benchmark_class_grading`.
 Importing this package is cheap: Dask and nbgrader load when grading starts.
