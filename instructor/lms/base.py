@@ -12,6 +12,7 @@ tests.
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -21,10 +22,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from .roster import LmsIdentity
+
 if TYPE_CHECKING:
     from .config import LmsConfig
-    from .roster import LmsIdentity
-    from .table import Finals
+    from .table import Finals, GradeItem
 
 __all__ = [
     "Intake",
@@ -41,6 +43,8 @@ __all__ = [
     "notebook_of",
     "slug",
 ]
+
+log = logging.getLogger(__name__)
 
 
 class IntakeError(ValueError):
@@ -239,6 +243,9 @@ class Lms:
     """Whether the newest LMS time picks among a student's files of one notebook."""
     exports: ClassVar[tuple[str, ...]] = ()
     """The file names :meth:`export` writes on every run (more may follow per assignment)."""
+    names_users: ClassVar[bool] = False
+    """Whether its download names each student's own id in the LMS (Canvas's user id,
+    Moodle's participant id), which its import matches (:meth:`identity`)."""
 
     def prepare(self, heads: Sequence[str], context: ReadContext) -> ReadContext:
         """Called once with every name of the zip before parsing; returns the context the
@@ -265,7 +272,26 @@ class Lms:
 
     def identity(self, submission: StudentSubmission) -> LmsIdentity | None:
         """Who the student is in this LMS, beyond the student id (None: the id is all)."""
-        return None
+        if not self.names_users or not submission.lms_user_id:
+            return None
+        return LmsIdentity(self.name, submission.lms_user_id, submission.display_name)
+
+    def say_unmapped(
+        self, items: Sequence[GradeItem], config: LmsConfig, key: str, then: str
+    ) -> None:
+        """Log the assignments ``config`` gives no id (``key`` in ``lms.toml``) and what this
+        LMS's import ``then`` does with their columns: a warning when ``lms.toml`` exists,
+        else a note (without it, that is the documented default)."""
+        unmapped = [item.name for item in items if not item.lms_id]
+        if unmapped:
+            (log.warning if config.path else log.info)(
+                "%s: no %s for %s in %s: %s",
+                self.exports[0],
+                key,
+                ", ".join(unmapped),
+                config.where(),
+                then,
+            )
 
     def export(self, finals: Finals, folder: Path, config: LmsConfig) -> list[Path]:
         """Write this LMS's grade import files into ``folder``; returns them."""

@@ -128,15 +128,12 @@ class Blackboard(Lms):
 
     def export(self, finals: Finals, folder: Path, config: LmsConfig) -> list[Path]:
         items = finals.items(self.name, config)
-        unmapped = [item.name for item in items if not item.lms_id]
-        if unmapped:
-            # Without lms.toml that is the documented default: said, not warned.
-            (log.warning if config.path else log.info)(
-                "blackboard.csv: no Grade Center column id for %s in %s (blackboard_id): "
-                "Blackboard's upload makes each such column a new text column",
-                ", ".join(unmapped),
-                config.where(),
-            )
+        self.say_unmapped(
+            items,
+            config,
+            "blackboard_id",
+            "Blackboard's upload makes each such column a new text column",
+        )
         return [write_blackboard(finals.table(items), folder / "blackboard.csv")]
 
 

@@ -32,10 +32,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
-from .base import Lms, Parsed, ReadContext, StudentSubmission, SubmittedFile, notebook_of
+from .base import Lms, Parsed, ReadContext, SubmittedFile, notebook_of
 from .config import LmsConfig
 from .csv_safety import write_rows
-from .roster import LmsIdentity
 from .table import Finals, GradeItem, GradeTable, StudentTotal, format_points, score_cells
 
 __all__ = ["CANVAS_IDENTITY", "Canvas", "canvas_header", "canvas_table", "write_canvas"]
@@ -64,6 +63,7 @@ class Canvas(Lms):
     resubmission_suffixes = True
     order_by_time = False
     exports = ("canvas.csv",)
+    names_users = True
 
     def parse(self, name: str, context: ReadContext) -> Parsed | None:
         if match := _ANONYMOUS.fullmatch(name):
@@ -103,22 +103,15 @@ class Canvas(Lms):
                 result[key].append((replace(parsed, student=key), file))
         return result
 
-    def identity(self, submission: StudentSubmission) -> LmsIdentity | None:
-        if not submission.lms_user_id:
-            return None
-        return LmsIdentity(self.name, submission.lms_user_id, submission.display_name)
-
     def export(self, finals: Finals, folder: Path, config: LmsConfig) -> list[Path]:
         items = finals.items(self.name, config)
-        unmapped = [item.name for item in items if not item.lms_id]
-        if unmapped:
-            # Without lms.toml that is the documented default: said, not warned.
-            (log.warning if config.path else log.info)(
-                "canvas.csv: no Canvas assignment id for %s in %s (canvas_id): Canvas's import "
-                "matches such a column by its exact title, else creates a new assignment",
-                ", ".join(unmapped),
-                config.where(),
-            )
+        self.say_unmapped(
+            items,
+            config,
+            "canvas_id",
+            "Canvas's import matches such a column by its exact title, else creates a new "
+            "assignment",
+        )
         anonymous = sorted({s for s in finals.students if s.startswith("anon_")})
         if anonymous:
             log.warning(

@@ -24,10 +24,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from .base import Lms, Parsed, ReadContext, StudentSubmission, slug
+from .base import Lms, Parsed, ReadContext, slug
 from .config import LmsConfig, MoodleStrings
 from .csv_safety import write_rows
-from .roster import LmsIdentity
 from .table import Finals, GradeItem, GradeTable, StudentTotal, format_points, score_cells
 
 __all__ = [
@@ -65,6 +64,7 @@ class Moodle(Lms):
     name = "moodle"
     example = "Jane Smith_4242_assignsubmission_file_/{nb}.ipynb"
     exports = ("moodle.csv",)
+    names_users = True
 
     def parse(self, name: str, context: ReadContext) -> Parsed | None:
         match = _MOODLE.fullmatch(name)
@@ -77,11 +77,6 @@ class Moodle(Lms):
             display_name=match["name"],
             lms_user_id=match["participant"],
         )
-
-    def identity(self, submission: StudentSubmission) -> LmsIdentity | None:
-        if not submission.lms_user_id:
-            return None
-        return LmsIdentity(self.name, submission.lms_user_id, submission.display_name)
 
     def export(self, finals: Finals, folder: Path, config: LmsConfig) -> list[Path]:
         items = finals.items(self.name, config)

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook
 
-from instructor.classroom.records import CellGrade, HandInSummary, NotebookSummary
 from instructor.classroom.reports import (
     EXPORTS,
     late_penalties,
@@ -22,25 +21,12 @@ from instructor.classroom.reports import (
 from instructor.lms.export import BLACKBOARD_IDENTITY, CANVAS_IDENTITY, MOODLE_WORKSHEET
 from instructor.lms.roster import LmsIdentity
 from instructor.scratch_course import nbgrader_env
-
-
-def _summary(student: str, assignment: str, score: float, max_score: float) -> HandInSummary:
-    record = NotebookSummary(
-        outcome="ok",
-        restored=(),
-        events=(),
-        seconds=1.0,
-        score=score,
-        max_score=max_score,
-        cells=(CellGrade("test_a", score, max_score),),
-    )
-    return HandInSummary(student, assignment, notebooks={assignment: record})
-
+from support.summaries import one_cell_summary
 
 SUMMARIES = [
-    _summary("alice", "x", 9.0, 9.0),
-    _summary("bob", "x", 4.5, 9.0),
-    _summary("alice", "y", 6.0, 6.0),
+    one_cell_summary("alice", "x", 9.0, 9.0),
+    one_cell_summary("bob", "x", 4.5, 9.0),
+    one_cell_summary("alice", "y", 6.0, 6.0),
 ]
 PENALTIES = {("alice", "x"): 0.0, ("bob", "x"): 1.25, ("alice", "y"): 7.0}
 NAMES = {"alice": "Alice Smith"}
@@ -114,11 +100,13 @@ def test_lms_download_ids_key_the_canvas_and_moodle_exports(
     is left out of moodle.csv (logged) and graded in the assignment's worksheet by
     participant id; the others keep their student id."""
     summaries = [
-        _summary("smithjane", "x", 9.0, 9.0),
-        _summary("smithjane", "y", 6.0, 6.0),  # collected otherwise: the same Canvas user
-        _summary("smithjane_7", "y", 3.0, 6.0),  # a second Jane Smith, split in y's download
-        _summary("jane_smith_4242", "x", 4.5, 9.0),
-        _summary("bob", "x", 2.0, 9.0),
+        one_cell_summary("smithjane", "x", 9.0, 9.0),
+        one_cell_summary("smithjane", "y", 6.0, 6.0),  # collected otherwise: the same Canvas user
+        one_cell_summary(
+            "smithjane_7", "y", 3.0, 6.0
+        ),  # a second Jane Smith, split in y's download
+        one_cell_summary("jane_smith_4242", "x", 4.5, 9.0),
+        one_cell_summary("bob", "x", 2.0, 9.0),
     ]
     identities = {
         ("smithjane", "x"): LmsIdentity("canvas", "123456"),
@@ -185,7 +173,7 @@ def test_late_penalties_and_names_come_from_the_gradebook(
 ) -> None:
     monkeypatch.setenv("PATH", nbgrader_env()["PATH"])  # nbgrader runs alembic by name
     course = _Course(_gradebook(tmp_path))
-    summaries = [_summary("alice", "x", 9.0, 9.0), _summary("bob", "x", 4.5, 9.0)]
+    summaries = [one_cell_summary("alice", "x", 9.0, 9.0), one_cell_summary("bob", "x", 4.5, 9.0)]
     assert late_penalties(course, summaries) == {("alice", "x"): 0.0, ("bob", "x"): 2.0}  # type: ignore[arg-type]
     assert student_names(course, ["alice", "bob", "nobody"]) == {"alice": "Alice Smith"}  # type: ignore[arg-type]
     write_reports(tmp_path / "reports", summaries, course=course, copies={})  # type: ignore[arg-type]

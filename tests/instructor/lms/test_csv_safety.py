@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from instructor.classroom.records import CellGrade, HandInSummary, NotebookSummary
 from instructor.classroom.reports import EXPORTS, write_exports, write_reports
 from instructor.lms.csv_safety import FORMULA_START, neutralised, safe_cell, write_rows
 from instructor.lms.export import (
@@ -28,6 +27,7 @@ from instructor.lms.export import (
     write_moodle_worksheet,
 )
 from instructor.lms.roster import LmsIdentity
+from support.summaries import one_cell_summary
 
 FORMULAS = (
     "=1+1",
@@ -79,29 +79,16 @@ def test_written_cells_read_back_quoted(tmp_path: Path) -> None:
     assert _formula_cells(rows) == []
 
 
-def _summary(student: str, assignment: str, score: float) -> HandInSummary:
-    record = NotebookSummary(
-        outcome="ok",
-        restored=(),
-        events=(),
-        seconds=1.0,
-        score=score,
-        max_score=9.0,
-        cells=(CellGrade("test_a", score, 9.0),),
-    )
-    return HandInSummary(student, assignment, notebooks={assignment: record})
-
-
 def test_every_report_and_export_of_the_grader(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Formula student ids (plain layout), a formula Canvas name (the gradebook's name),
     formula Moodle display names (a Moodle download): every CSV of ``reports/``."""
-    summaries = [_summary(f, "x", 4.5) for f in FORMULAS]
+    summaries = [one_cell_summary(f, "x", 4.5, 9.0) for f in FORMULAS]
     summaries += [
-        _summary("canvas_student", "x", 9.0),
-        _summary("moodle_student", "x", 3.0),
-        _summary("-5", "x", 2.0),  # a number is no formula: left as it is
+        one_cell_summary("canvas_student", "x", 9.0, 9.0),
+        one_cell_summary("moodle_student", "x", 3.0, 9.0),
+        one_cell_summary("-5", "x", 2.0, 9.0),  # a number is no formula: left as it is
     ]
     names = {"canvas_student": '=HYPERLINK("http://x","Jane")', FORMULAS[0]: "@SUM(A1)"}
     identities = {

@@ -362,3 +362,36 @@ def test_format_points() -> None:
         "0",
         "",
     ]
+
+
+def test_an_assignment_without_its_lms_id_is_named_with_what_the_lms_then_does(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Without lms.toml a note (the documented default); with one that lacks an id, a
+    warning naming the assignment, the key and what the LMS's import does with the column."""
+    import logging
+
+    from instructor.classroom.reports import write_exports
+    from instructor.lms.config import read_config
+    from support.summaries import one_cell_summary
+
+    summaries = [one_cell_summary("jsmith", "01_vector_sets", 7.0)]
+    with caplog.at_level(logging.INFO, logger="instructor.lms"):
+        write_exports(tmp_path / "none", summaries)
+    notes = {r.getMessage() for r in caplog.records if r.levelno == logging.INFO}
+    assert any(
+        m.startswith("canvas.csv: no canvas_id for 01_vector_sets in lms.toml: Canvas's import")
+        for m in notes
+    ), notes
+    assert any("blackboard.csv: no blackboard_id for 01_vector_sets" in m for m in notes), notes
+
+    toml = tmp_path / "lms.toml"
+    toml.write_text('[assignments.01_vector_sets]\ncanvas_id = "4711"\n')
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="instructor.lms"):
+        write_exports(tmp_path / "mapped", summaries, config=read_config(toml))
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [
+        f"blackboard.csv: no blackboard_id for 01_vector_sets in {toml}: Blackboard's upload "
+        "makes each such column a new text column"
+    ]

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from instructor.classroom.records import CellGrade, HandInSummary, NotebookSummary
 from instructor.classroom.reports import write_exports
 from instructor.lms.config import LMS_TOML, LmsConfigError, read_config
 from instructor.lms.intake import IntakeError, read_download
 from instructor.lms.roster import LmsIdentity
+from support.summaries import one_cell_summary
 
 NB = "01_vector_sets"
 NOTEBOOKS = [NB]
@@ -38,19 +38,6 @@ def _zip(path: Path, names: list[str]) -> Path:
 def _rows(path: Path) -> list[list[str]]:
     with path.open(newline="", encoding="utf-8") as handle:
         return list(csv.reader(handle))
-
-
-def _summary(student: str, assignment: str, score: float) -> HandInSummary:
-    record = NotebookSummary(
-        outcome="ok",
-        restored=(),
-        events=(),
-        seconds=1.0,
-        score=score,
-        max_score=10.0,
-        cells=(CellGrade("test_a", score, 10.0),),
-    )
-    return HandInSummary(student, assignment, notebooks={assignment: record})
 
 
 # ----------------------------------------------------------------------------- Canvas
@@ -163,7 +150,7 @@ def canvas_import(
     return columns, grades
 
 
-SUMMARIES = [_summary("smithjane", NB, 9.0), _summary("doejohn", NB, 6.5)]
+SUMMARIES = [one_cell_summary("smithjane", NB, 9.0), one_cell_summary("doejohn", NB, 6.5)]
 CANVAS_IDS = {
     ("smithjane", NB): LmsIdentity("canvas", "13"),
     ("doejohn", NB): LmsIdentity("canvas", "15"),
@@ -296,7 +283,7 @@ GERMAN = ("Teilnehmer/in", "ID", "Bewertung", "Zuletzt geändert (Bewertung)")
 
 
 def test_moodle_worksheet_in_the_uploaders_language(tmp_path: Path) -> None:
-    summaries = [_summary("jane_smith_4242", NB, 7.0)]
+    summaries = [one_cell_summary("jane_smith_4242", NB, 7.0)]
     write_exports(tmp_path / "en", summaries, None, None, MOODLE_IDS)
     english = tmp_path / "en" / f"moodle_worksheet_{NB}.csv"
     assert moodle_worksheet_import(
