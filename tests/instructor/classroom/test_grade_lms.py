@@ -287,3 +287,98 @@ def test_a_minute_late_canvas_file_with_a_per_hour_penalty(
     code, out = _grade(course, archive, db_url, capsys, "--times", str(times))
     assert code == 0, out
     assert _gradebook(db_url) == {"doejohn": (SOLVED, pytest.approx(0.1 * SOLVED))}
+
+
+def test_blackboard_assignment_titled_otherwise_with_shared_username_prefixes(
+    course: ScratchCourse,
+    kinds: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    request: pytest.FixtureRequest,
+) -> None:
+    """Blackboard names the files by the assignment's title ("Homework 1", with a space),
+    and two usernames share the prefix "st_": lms.toml gives the title, so both stay whole,
+    and the column id, so blackboard.csv fills the existing column ("... |123456")."""
+    (course.root / "lms.toml").write_text(
+        f'[assignments.{A}]\nblackboard_title = "Homework 1"\nblackboard_id = "123456"\n'
+    )
+    entry = (2026, 11, 25, 9, 0, 0)
+    archive = _zip(
+        course.root.parent / "homework1.zip",
+        [
+            (f"Homework 1_st_jsmith_attempt_2026-11-19-20-00-00_{NB}", kinds["solved"], entry),
+            ("Homework 1_st_jsmith_attempt_2026-11-19-20-00-00.txt", "receipt", entry),
+            (f"Homework 1_st_mdoe_attempt_2026-11-19-21-00-00_{NB}", kinds["partial"], entry),
+            ("Homework 1_st_mdoe_attempt_2026-11-19-21-00-00.txt", "receipt", entry),
+        ],
+    )
+    db_url = _db_url("sqlite", "homework1", course, request)
+    code, out = _grade(course, archive, db_url, capsys, "--lms", "blackboard")
+    assert code == 0, out
+    assert _gradebook(db_url) == {"st_jsmith": (SOLVED, 0), "st_mdoe": (PARTIAL, 0)}
+    header, *rows = _report(course, "blackboard.csv")
+    column = next(i for i, title in enumerate(header) if title.endswith("|123456"))
+    assert header[column].startswith("Homework 1 [Total Pts: ")
+    totals = {row[header.index("Username")]: float(row[column]) for row in rows}
+    assert totals == {"st_jsmith": SOLVED, "st_mdoe": PARTIAL}
+
+
+def test_a_german_moodle_worksheet_names_the_right_participants(
+    course: ScratchCourse,
+    kinds: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    request: pytest.FixtureRequest,
+) -> None:
+    """A worksheet for a Moodle whose uploader reads German: its Identifier is cut by the
+    length of "Teilnehmer/in" (mod/assign/feedback/offline/importgradeslib.php), so each
+    row must start with it to name participant 4242, not 242."""
+    (course.root / "lms.toml").write_text('[moodle]\nlanguage = "de"\n')
+    entry = (2026, 11, 20, 9, 0, 0)
+    archive = _zip(
+        course.root.parent / "moodle_de.zip",
+        [
+            (f"Jürgen Weiß_4242_assignsubmission_file_/{NB}", kinds["solved"], entry),
+            (f"Anna Schmidt_4343_assignsubmission_file_/{NB}", kinds["partial"], entry),
+        ],
+    )
+    db_url = _db_url("sqlite", "moodle_de", course, request)
+    code, out = _grade(course, archive, db_url, capsys)
+    assert code == 0, out
+    # "ß" has no ASCII decomposition: the slug drops it (the participant id keeps the
+    # student apart).
+    assert _gradebook(db_url) == {
+        "jurgen_wei_4242": (SOLVED, 0),
+        "anna_schmidt_4343": (PARTIAL, 0),
+    }
+    header, *rows = _report(course, f"moodle_worksheet_{A}.csv")
+    assert header[0] == "ID", header
+    grade = header.index("Bewertung")
+    cut = len(b"Teilnehmer/in")
+    assert {row[0].encode()[cut:].decode(): float(row[grade]) for row in rows} == {
+        "4242": SOLVED,
+        "4343": PARTIAL,
+    }
+
+
+def test_canvas_anonymous_and_uuid_suffixed_files(
+    course: ScratchCourse,
+    kinds: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    request: pytest.FixtureRequest,
+) -> None:
+    """Anonymous grading names files anon_<anonymous id>_<attachment id>_<file>; a ninth
+    upload of one name carries a uuid (Attachment.make_unique_filename). Each is graded
+    into its own student, the newest upload winning."""
+    entry = (2026, 11, 20, 9, 0, 0)
+    uploads = [f"{A}.ipynb", *(f"{A}-{n}.ipynb" for n in range(1, 8))]
+    uploads.append(f"{A}-0b4f2d0e-8a1c-4c5e-9f3a-1d2e3f4a5b6c.ipynb")
+    files = [(f"anon_aB3x9_105_{NB}", kinds["solved"], entry)]
+    files += [
+        (f"doejohn_15_{200 + i}_{name}", kinds["partial" if i < 8 else "solved"], entry)
+        for i, name in enumerate(uploads)
+    ]
+    archive = _zip(course.root.parent / "canvas_anon.zip", files)
+    db_url = _db_url("sqlite", "canvas_anon", course, request)
+    code, out = _grade(course, archive, db_url, capsys)
+    assert code == 0, out
+    assert "8 older attempt(s) left out" in out, out
+    assert _gradebook(db_url) == {"anon_aB3x9": (SOLVED, 0), "doejohn": (SOLVED, 0)}
