@@ -1,13 +1,17 @@
 """Every notebook states the time the course's time rule gives it.
 
-The rule: **prose words / 150 + 5 minutes per point of graded functions + 2 minutes per
-concept question + 5 minutes per written answer, rounded up to a multiple of 5** (reading at
-150 words a minute; 5 minutes of work per point of code; a concept question, answered with a
-letter or a number, takes about 2 minutes on top of reading it; a written answer, a few
-sentences, about 5). Notebook 06 was the first to be timed by it; this test computes it for
-every notebook from its solution notebook and checks both places that state the time:
-``minutes`` in ``course.toml`` (the README's table and the website show it) and "about N
-minutes" in the notebook's first cell.
+The rule: **prose words / 150 + 5 minutes per point of graded functions + 5 minutes per
+graded function + 2 minutes per concept question + 5 minutes per written answer, rounded up
+to a multiple of 5** (reading at 150 words a minute; 5 minutes of work per point of code, and
+5 more per exercise for reading its specification and tests and running them, whatever its
+points: a notebook of four 2-point exercises takes longer than one of two 4-point ones; a
+concept question, answered with a letter or a number, takes about 2 minutes on top of reading
+it; a written answer, a few sentences, about 5). The exercise term was added when 06 (four
+exercises, one of them bounded in memory) and 09 (``scatter_reduce``) were estimated (issue
+24, from a student's reading pace and exercise count) to take 85 to 100 minutes where the rule
+without it said 70. This test computes it for every notebook from its solution notebook and
+checks both places that state the time: ``minutes`` in ``course.toml`` (the README's table and
+the website show it) and "about N minutes" in the notebook's first cell.
 
 Prose words are counted the same way in every notebook (:func:`prose_words`):
 
@@ -39,6 +43,7 @@ from instructor import anatomy, registry
 COURSE = registry.load()
 WORDS_PER_MINUTE = 150
 MINUTES_PER_POINT = 5  # per point of graded functions
+MINUTES_PER_EXERCISE = 5  # per graded function, on top of its points
 MINUTES_PER_CONCEPT_QUESTION = 2
 MINUTES_PER_WRITTEN_ANSWER = 5
 ROUND_TO = 5
@@ -66,20 +71,26 @@ def prose_words(notebook: nbformat.NotebookNode) -> int:
     return words
 
 
-def raw_minutes(words: int, points: int, questions: int = 0, written: int = 0) -> float:
-    """words / 150 + 5 per point of graded functions + 2 per concept question + 5 per
-    written answer, before rounding."""
+def raw_minutes(
+    words: int, points: int, questions: int = 0, written: int = 0, exercises: int = 0
+) -> float:
+    """words / 150 + 5 per point of graded functions + 5 per graded function + 2 per concept
+    question + 5 per written answer, before rounding."""
     return (
         words / WORDS_PER_MINUTE
         + MINUTES_PER_POINT * points
+        + MINUTES_PER_EXERCISE * exercises
         + MINUTES_PER_CONCEPT_QUESTION * questions
         + MINUTES_PER_WRITTEN_ANSWER * written
     )
 
 
-def rule_minutes(words: int, points: int, questions: int = 0, written: int = 0) -> int:
+def rule_minutes(
+    words: int, points: int, questions: int = 0, written: int = 0, exercises: int = 0
+) -> int:
     """The time rule: :func:`raw_minutes` rounded up to a multiple of 5."""
-    return ROUND_TO * math.ceil(raw_minutes(words, points, questions, written) / ROUND_TO)
+    raw = raw_minutes(words, points, questions, written, exercises)
+    return ROUND_TO * math.ceil(raw / ROUND_TO)
 
 
 def test_the_rule_counts_words_as_documented() -> None:
@@ -102,6 +113,8 @@ def test_the_rule_counts_words_as_documented() -> None:
     # 3 concept questions (6 minutes) and a written answer (5): 40 + 11 -> 55.
     assert rule_minutes(0, 8, questions=3, written=1) == 55
     assert rule_minutes(0, 8, questions=2) == 45 and rule_minutes(0, 7, written=1) == 40
+    # Three exercises (15 minutes) of 8 points: 40 + 15 -> 55.
+    assert rule_minutes(0, 8, exercises=3) == 55
 
 
 def test_a_written_answers_reference_is_not_prose() -> None:
@@ -123,12 +136,14 @@ def test_stated_time_follows_the_rule(assignment: str) -> None:
     words = prose_words(notebook)
     points = entry.function_points
     questions, written = len(entry.concept_questions), len(entry.written_answers)
-    minutes = rule_minutes(words, points, questions, written)
+    exercises = len(entry.exercises)
+    minutes = rule_minutes(words, points, questions, written, exercises)
     how = (
         f"{words} prose words / {WORDS_PER_MINUTE} + {MINUTES_PER_POINT} x {points} points of "
-        f"functions + {MINUTES_PER_CONCEPT_QUESTION} x {questions} concept questions + "
+        f"functions + {MINUTES_PER_EXERCISE} x {exercises} exercises + "
+        f"{MINUTES_PER_CONCEPT_QUESTION} x {questions} concept questions + "
         f"{MINUTES_PER_WRITTEN_ANSWER} x {written} written answers = "
-        f"{raw_minutes(words, points, questions, written):.1f}, rounded up to {minutes}"
+        f"{raw_minutes(words, points, questions, written, exercises):.1f}, rounded up to {minutes}"
     )
     assert entry.minutes == minutes, (
         f"course.toml gives {assignment} {entry.minutes} minutes; the time rule gives "

@@ -325,23 +325,23 @@ def context_window(X, k):
     Case(
         "q_one_hot_distance",
         "wrong",
-        "(a): meaning read into one-hot vectors, cat and dog both animals",
-        'q_one_hot_distance = "a"\n',
-    ),
-    Case(
-        "q_one_hot_distance",
-        "wrong",
-        "(b): neighbouring columns taken for similar words",
-        'q_one_hot_distance = "b"\n',
-    ),
-    Case(
-        "q_one_hot_distance",
-        "wrong",
         "answered with the option's number",
         "q_one_hot_distance = 3\n",
         message="should be a string",
     ),
-    Case("q_one_hot_distance", "right", "upper case with spaces", 'q_one_hot_distance = " C "\n'),
+    Case(
+        "q_one_hot_distance",
+        "wrong",
+        "(d): the gap between the columns",
+        'q_one_hot_distance = "d"\n',
+    ),
+    Case(
+        "q_one_hot_distance",
+        "wrong",
+        "(c): the square root forgotten",
+        'q_one_hot_distance = "c"\n',
+    ),
+    Case("q_one_hot_distance", "right", "upper case", 'q_one_hot_distance = " B "\n'),
     Case(
         "q_frames_in_10_seconds",
         "wrong",
@@ -368,14 +368,20 @@ def context_window(X, k):
     Case(
         "q_whole_sentence_window",
         "wrong",
-        "(a): a window over the whole sentence taken for self-attention",
-        'q_whole_sentence_window = "a"\n',
+        "(c): the sentence's words times d",
+        'q_whole_sentence_window = "c"\n',
     ),
     Case(
         "q_whole_sentence_window",
         "wrong",
-        "(d): zero padding blamed, though the neighbours still differ",
-        'q_whole_sentence_window = "d"\n',
+        "(b): one side of the window",
+        'q_whole_sentence_window = "b"\n',
     ),
-    Case("q_whole_sentence_window", "right", "upper case", 'q_whole_sentence_window = "C"\n'),
+    Case(
+        "q_whole_sentence_window",
+        "wrong",
+        "(a): the old input size",
+        'q_whole_sentence_window = "a"\n',
+    ),
+    Case("q_whole_sentence_window", "right", "upper case", 'q_whole_sentence_window = "D"\n'),
 ]

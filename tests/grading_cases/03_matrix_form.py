@@ -185,10 +185,11 @@ def causal_mask(n):
     Case("q_scores_per_minute", "right", "the exact count of frame_signal, 5998 frames",
          "q_scores_per_minute = (1 + (60 * 16_000 - 400) // 160) ** 2\n"),
     Case("q_scores_per_minute", "right", "written out as a float", "q_scores_per_minute = 3.6e7\n"),
-    Case("q_causal_saw_rows", "wrong", "(a): the mask taken to encode positions",
+    Case("q_causal_saw_rows", "wrong", "(a): the mask ignored",
          'q_causal_saw_rows = "a"\n'),
-    Case("q_causal_saw_rows", "wrong", "(b): the weights taken for the queries",
+    Case("q_causal_saw_rows", "wrong", "(b): a query's own key left out",
          'q_causal_saw_rows = "b"\n'),
-    Case("q_causal_saw_rows", "right", "upper case", 'q_causal_saw_rows = "C"\n'),
+    Case("q_causal_saw_rows", "right", "upper case",
+         'q_causal_saw_rows = "D"\n'),
 ]
 # fmt: on

@@ -226,11 +226,12 @@ def linear_attention(Q, K, V, eps=1e-6):
     return numerator / denominator
 '''),
     # ------------------------------------------------------------------ concept questions
-    Case("q_bigbird_mask", "wrong", "(b): Longformer taken for Big Bird, the random keys forgotten",
+    Case("q_bigbird_mask", "wrong", "(d): a stride counted, 'Longformer + random' taken literally",
+         'q_bigbird_mask = "d"\n'),
+    Case("q_bigbird_mask", "wrong", "(b): the random keys forgotten",
          'q_bigbird_mask = "b"\n'),
-    Case("q_bigbird_mask", "wrong", "(a): only the two patterns of section 2",
-         'q_bigbird_mask = "a"\n'),
-    Case("q_bigbird_mask", "right", "upper case with spaces", 'q_bigbird_mask = " C "\n'),
+    Case("q_bigbird_mask", "right", "upper case with spaces",
+         'q_bigbird_mask = " C "\n'),
     Case("q_local_pairs", "wrong", "2w + 1 keys in every row: the edges ignored",
          "q_local_pairs = 1000 * 21\n"),
     Case("q_local_pairs", "wrong", "the diagonal forgotten: 2w keys per row",

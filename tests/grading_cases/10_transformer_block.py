@@ -40,6 +40,9 @@ CASES = [
         "        if not 0.0 <= dropout < 1.0:\n"
         '            raise ValueError(f"dropout must be in [0, 1), got {dropout}")\n': "",
     }),
+    Mutation("PositionwiseFeedForward", "0 < dropout < 1: the default 0.0 refused", {
+        "if not 0.0 <= dropout < 1.0:": "if not 0.0 < dropout < 1.0:",
+    }, message="The default dropout = 0.0 (no dropout) is allowed"),
     Mutation("PositionwiseFeedForward", "hard-codes float32", {
         "hidden = torch.relu(self.linear1(X))":
             "X = X.float()\n"
@@ -109,6 +112,23 @@ class PositionwiseFeedForward(nn.Module):
     Mutation("layer_norm", "only gamma's shape checked, not beta's", {
         'for name, parameter in (("gamma", gamma), ("beta", beta)):':
             'for name, parameter in (("gamma", gamma),):',
+    }, message="beta of shape (3,) for x of shape (3, 4)"),
+    Mutation("layer_norm", "in-place x -= mean", {
+        "    mean = x.mean(dim=-1, keepdim=True)  # (..., 1)\n"
+        "    variance = ((x - mean) ** 2).mean(dim=-1, keepdim=True)  # biased: divided by d\n"
+        "    return gamma * (x - mean) / torch.sqrt(variance + eps) + beta":
+            "    x -= x.mean(dim=-1, keepdim=True)\n"
+            "    variance = (x**2).mean(dim=-1, keepdim=True)\n"
+            "    return gamma * x / torch.sqrt(variance + eps) + beta",
+    }, message="The input x was modified in place"),
+    Mutation("layer_norm", "calls F.layer_norm", {
+        "    mean = x.mean(dim=-1, keepdim=True)  # (..., 1)\n"
+        "    variance = ((x - mean) ** 2).mean(dim=-1, keepdim=True)  # biased: divided by d\n"
+        "    return gamma * (x - mean) / torch.sqrt(variance + eps) + beta":
+            "    return F.layer_norm(x, (d,), gamma, beta, eps)",
+    }, message="layer_norm calls F.layer_norm (or nn.LayerNorm, torch.layer_norm)"),
+    Mutation("layer_norm", "shapes compared by number of elements: gamma (1, d) accepted", {
+        "if tuple(parameter.shape) != (d,):": "if parameter.numel() != d:",
     }, hidden=True),
     Case("layer_norm", "right", "var_mean and rsqrt", '''
 def layer_norm(x, gamma, beta, eps=1e-5):
@@ -181,6 +201,26 @@ def layer_norm(x, gamma, beta, eps=1e-5):
             "H = self.norm(X + self.attention(X, mask)[0])",
         "return self.norm2(H + self.feed_forward(H))": "return self.norm(H + self.feed_forward(H))",
     }, message="; it should be nn.LayerNorm("),
+    Mutation("EncoderBlock", "the (out, weights) pair not unpacked", {
+        "self.attention(self.norm1(X), mask)[0]": "self.attention(self.norm1(X), mask)",
+        "self.attention(X, mask)[0]": "self.attention(X, mask)",
+    }, message="self.attention(Z, mask) returns a pair (out, weights)"),
+    Mutation("EncoderBlock", "a head dimension added to the mask (notebook 04's unsqueeze)", {
+        "if self.norm_first:  # pre-norm":
+            "if mask is not None:\n"
+            "            mask = mask.unsqueeze(-3)  # (..., 1, n, n): one mask for every head\n"
+            "        if self.norm_first:  # pre-norm",
+    }, message="Pass the mask on to self.attention unchanged: do not add a head"),
+    Mutation("EncoderBlock", "forward returns (Y, weights) like the attention", {
+        "return self.norm2(H + self.feed_forward(H))":
+            "return self.norm2(H + self.feed_forward(H)), None",
+    }, message="returned a tuple: the block returns the tensor Y only"),
+    Mutation("EncoderBlock", "the mask inverted (~mask) before the attention", {
+        "if self.norm_first:  # pre-norm":
+            "if mask is not None:\n"
+            "            mask = ~mask  # True = blocked\n"
+            "        if self.norm_first:  # pre-norm",
+    }, message="as with an inverted mask (~mask)"),
     Mutation("EncoderBlock", "pre-norm without the second residual", {
         "return H + self.feed_forward(self.norm2(H))": "return self.feed_forward(self.norm2(H))",
     }),
@@ -226,6 +266,10 @@ class EncoderBlock(nn.Module):
         "(positions < lengths.unsqueeze(-1)).unsqueeze(-2)":
             "(positions < lengths.unsqueeze(-1)).unsqueeze(-1)",
     }, message="padding_mask(lengths, 4) has shape (3, 4, 1): it masks the queries"),
+    Mutation("padding_mask", "a float 0/1 mask", {
+        "return (positions < lengths.unsqueeze(-1)).unsqueeze(-2)  # (..., 1, n)":
+            "return (positions < lengths.unsqueeze(-1)).unsqueeze(-2).float()  # (..., 1, n)",
+    }, message="PyTorch ADDS a float 0/1 mask to the scores instead"),
     Mutation("padding_mask", "no query dimension: shape (batch, n)", {
         "(positions < lengths.unsqueeze(-1)).unsqueeze(-2)": "(positions < lengths.unsqueeze(-1))",
     }),
@@ -261,27 +305,26 @@ def padding_mask(lengths, n):
     return keys < lengths[..., None, None]
 '''),
     # ------------------------------------------------------------------ concept questions
-    Case("q_residual_keeps_words", "wrong", "(b): LayerNorm taken for the residual connection",
-         'q_residual_keeps_words = "b"\n'),
-    Case("q_residual_keeps_words", "wrong", "(d): residual taken to re-add the positions",
-         'q_residual_keeps_words = "d"\n'),
+    Case("q_residual_keeps_words", "wrong", "(a): the residual forgotten, the rows made equal",
+         'q_residual_keeps_words = "a"\n'),
+    Case("q_residual_keeps_words", "wrong", "(c): the residual taken for an average",
+         'q_residual_keeps_words = "c"\n'),
     Case("q_residual_keeps_words", "right", "upper case with spaces",
-         'q_residual_keeps_words = " A "\n'),
-    Case("q_pre_norm_sublayer", "wrong", "(a): the post-norm sublayer",
-         'q_pre_norm_sublayer = "a"\n'),
-    Case("q_pre_norm_sublayer", "wrong", "(c): the residual path normalised as well",
-         'q_pre_norm_sublayer = "c"\n'),
-    Case("q_pre_norm_sublayer", "wrong", "(d): the sublayer's output normalised",
+         'q_residual_keeps_words = " D "\n'),
+    Case("q_pre_norm_sublayer", "wrong", "(d): six, the post-norm count",
          'q_pre_norm_sublayer = "d"\n'),
+    Case("q_pre_norm_sublayer", "wrong", "(c): one LayerNorm per block on the path",
+         'q_pre_norm_sublayer = "c"\n'),
+    Case("q_pre_norm_sublayer", "wrong", "(a): the final LayerNorm forgotten",
+         'q_pre_norm_sublayer = "a"\n'),
     Case("q_pre_norm_sublayer", "wrong", "a letter not offered", 'q_pre_norm_sublayer = "e"\n',
          message="exactly one letter"),
     Case("q_pre_norm_sublayer", "right", "upper case", 'q_pre_norm_sublayer = "B"\n'),
     Case("q_ffn_rows", "wrong", "(a): the block's attention forgotten", 'q_ffn_rows = "a"\n'),
-    Case("q_ffn_rows", "wrong", "(c): the feed-forward network taken to mix positions",
-         'q_ffn_rows = "c"\n'),
-    Case("q_ffn_rows", "wrong", "(d): the feed-forward network taken for a window",
+    Case("q_ffn_rows", "wrong", "(b): the causal mask read backwards", 'q_ffn_rows = "b"\n'),
+    Case("q_ffn_rows", "wrong", "(d): the mask ignored, or LayerNorm taken to mix rows",
          'q_ffn_rows = "d"\n'),
     Case("q_ffn_rows", "wrong", "answered with a number", "q_ffn_rows = 2\n",
          message="should be a string"),
-    Case("q_ffn_rows", "right", "upper case with a trailing newline", 'q_ffn_rows = "B\\n"\n'),
+    Case("q_ffn_rows", "right", "upper case with a trailing newline", 'q_ffn_rows = "C\\n"\n'),
 ]
