@@ -29,9 +29,11 @@ import torch
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
 
+from instructor import anatomy
+
 from .probe import Channel, KernelGone, ProbeError, ProbeTimeout, RemoteFunction
 
-__all__ = ["BEST_EFFORT", "TestVerdict", "free_names", "run_test"]
+__all__ = ["BEST_EFFORT", "TestVerdict", "free_names", "run_test", "sendable_classes"]
 
 BEST_EFFORT = {
     "largest_tensor": "check_largest_tensor (the largest tensor made)",
@@ -113,6 +115,24 @@ def _install_measurements() -> None:
     checks._torch_calls_while = torch_calls_while
 
 
+def sendable_classes(source: str) -> dict[str, str]:
+    """The classes the visible part of the test cell ``source`` defines, by name, with their
+    source: the only test code the grader ever sends into the kernel (a module of such a
+    class, passed to the student's code, is rebuilt there from it). A class of the hidden
+    part is never sent: the kernel would hold hidden test code, which a later cell could
+    print into the student's own feedback."""
+    visible = anatomy.visible_part(source)
+    try:
+        body = ast.parse(visible).body
+    except SyntaxError:
+        return {}
+    return {
+        node.name: ast.get_source_segment(visible, node) or ""
+        for node in body
+        if isinstance(node, ast.ClassDef)
+    }
+
+
 def _error(ename: str, evalue: str) -> NotebookNode:
     return new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
@@ -127,11 +147,7 @@ def run_test(source: str, test_id: str, channel: Channel, probe_seconds: float) 
         probe_seconds: the time limit of each probe (the cell's time limit).
     """
     _install_measurements()
-    classes = {
-        node.name: ast.get_source_segment(source, node)
-        for node in ast.parse(source).body
-        if isinstance(node, ast.ClassDef)
-    }
+    classes = sendable_classes(source)
     channel.sources = lambda cls: (
         classes.get(cls.__name__) if cls.__module__ == "__grader_test__" else None
     )

@@ -70,3 +70,38 @@ def test_an_answer_that_breaks_the_protocol_is_named(kernel, channel, monkeypatc
     verdict = run_test(TEST, "test_double", channel, 10)
     assert not verdict.passed and verdict.broken_protocol
     assert verdict.outputs[-1].ename == "GraderProtocolError"
+
+
+MODULE_TEST = """\
+import torch
+from torch import nn
+
+class Visible_t(nn.Module):
+    def forward(self, x):
+        return x + 1
+
+print(apply(Visible_t(), torch.zeros(2)))
+print("apply: tests passed")
+
+### BEGIN HIDDEN TESTS
+class Hidden_t(nn.Module):
+    SECRET = "hidden-expected-answer-1234"
+
+    def forward(self, x):
+        return x - 1
+
+print(apply(Hidden_t(), torch.zeros(2)))
+### END HIDDEN TESTS
+"""
+
+
+def test_no_class_of_the_hidden_part_is_sent_into_the_kernel(kernel, channel) -> None:
+    """A module of the visible part's class is rebuilt in the kernel from its source; one of
+    the hidden part's never leaves the grader: no request folder holds its code."""
+    kernel["apply"] = lambda layer, x: layer(x)
+    verdict = run_test(MODULE_TEST, "test_apply", channel, 10)
+    assert verdict.outputs[0].text.startswith("tensor([1., 1.])\napply: tests passed\n")
+    assert not verdict.passed and verdict.outputs[-1].ename == "TypeError"
+    sent = "".join(path.read_text() for path in channel.root.rglob("message.json"))
+    assert "class Visible_t" in sent
+    assert "Hidden_t" not in sent and "hidden-expected-answer-1234" not in sent
