@@ -78,9 +78,9 @@ def publish_check() -> int:
     (no network, or the ref is a commit, which ``ls-remote`` cannot look up)."""
     course = registry.load()
     remote = f"https://github.com/{course.repository}"
-    print(f"install: pip install {install_url()!r}")
+    print(f"install: pip install {install_url(course)!r}")
     for notebook_id in course.ids:
-        print(f"badge:   {colab_url(notebook_id)}")
+        print(f"badge:   {colab_url(notebook_id, course)}")
     packages = sorted({p for notebook in course.notebooks for p in notebook.colab_packages})
     print(f"pinned Colab packages: {', '.join(packages) or 'none'}")
     if registry.COMMIT.fullmatch(course.ref):

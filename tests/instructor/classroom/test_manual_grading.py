@@ -24,6 +24,7 @@ from instructor import anatomy
 from instructor.classroom.grade import ClassGrader
 from instructor.classroom.sandbox import Limits
 from instructor.scratch_course import ScratchCourse
+from support.cells import written_answer_cell
 
 pytestmark = pytest.mark.xdist_group("classroom")
 
@@ -53,16 +54,7 @@ def _with_written_answer(source: nbformat.NotebookNode) -> nbformat.NotebookNode
         if not (anatomy.grade_id(cell) or "").startswith(("q_", "test_q_"))
     ]
     prompt = nbformat.v4.new_markdown_cell(PROMPT)
-    answer = nbformat.v4.new_markdown_cell(SOLUTION)
-    answer.metadata["nbgrader"] = {
-        "solution": True,
-        "grade": True,
-        "locked": False,
-        "points": 2,
-        "task": False,
-        "schema_version": 3,
-        "grade_id": WRITTEN,
-    }
+    answer = written_answer_cell(SOLUTION, WRITTEN)
     summary = next(
         (i for i, c in enumerate(cells) if c.source.startswith("## Summary")), len(cells)
     )

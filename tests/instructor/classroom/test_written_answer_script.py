@@ -19,6 +19,7 @@ from instructor.classroom.records import AWAITING
 from instructor.classroom.sandbox import Limits
 from instructor.classroom.sanitise import inert_markdown
 from instructor.scratch_course import ScratchCourse
+from support.cells import written_answer_cell
 from support.hostile import SCRIPT_MARKDOWN, active_content, visible_text
 
 pytestmark = pytest.mark.xdist_group("classroom")
@@ -30,16 +31,7 @@ HOSTILE_ANSWER = ANSWER + "\n\n" + "\n\n".join(SCRIPT_MARKDOWN)
 
 
 def _with_written_answer(source: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    answer = nbformat.v4.new_markdown_cell("**Reference answer.** One vector per part.")
-    answer.metadata["nbgrader"] = {
-        "solution": True,
-        "grade": True,
-        "locked": False,
-        "points": 2,
-        "task": False,
-        "schema_version": 3,
-        "grade_id": WRITTEN,
-    }
+    answer = written_answer_cell("**Reference answer.** One vector per part.", WRITTEN)
     source.cells.append(answer)
     return source
 
