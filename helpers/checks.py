@@ -33,6 +33,7 @@ __all__ = [
     "check_shape",
     "check_type",
     "check_unchanged",
+    "check_without_n_by_n",
 ]
 
 
@@ -213,13 +214,18 @@ def check_no_known_mistake(
             raise AssertionError(f"{name} is not right: it looks like {description}.")
 
 
+def _modified_in_place(name: str) -> AssertionError:
+    """The failure of an input modified in place (the class grader raises it too)."""
+    return AssertionError(
+        f"The input {name} was modified in place. Graded functions must not change their "
+        "inputs: work on new tensors (avoid `+=`, `[...] =`, `.add_()` on inputs)."
+    )
+
+
 def check_unchanged(before: ArrayLike, after: ArrayLike, name: str) -> None:
     """Fail if an input was modified in place (``before`` is a copy taken before the call)."""
     if _shape(before) != _shape(after) or not np.array_equal(_as_numpy(before), _as_numpy(after)):
-        raise AssertionError(
-            f"The input {name} was modified in place. Graded functions must not change their "
-            "inputs: work on new tensors (avoid `+=`, `[...] =`, `.add_()` on inputs)."
-        )
+        raise _modified_in_place(name)
 
 
 def check_raises(
@@ -315,6 +321,40 @@ def check_largest_tensor(
             f"{max_numel:,} here. {hint}".rstrip()
         )
     return result
+
+
+def check_without_n_by_n(
+    function: Callable[..., Any], args: Sequence[Any], n: int, name: str, hint: str = ""
+) -> Any:
+    """Run ``function(*args)`` on inputs of length ``n`` so large that an ``(n, n)`` float64
+    tensor (``8 * n * n`` bytes) does not fit in the grader's memory; fail, naming the rule,
+    if the call runs out of memory.
+
+    Unlike :func:`check_largest_tensor`, nothing is measured while ``function`` runs: the
+    grader sees the outcome only (an answer, or a failed allocation), so the student's own
+    process cannot forge it.
+
+    Args:
+        function: the graded function.
+        args: its positional arguments, float64 tensors of length ``n``.
+        n: the length.
+        name: what to call the function's work in the message.
+        hint: how to avoid the ``(n, n)`` tensor, for the message.
+    Returns:
+        What ``function`` returned, for further checks.
+    """
+    try:
+        return function(*args)
+    except MemoryError:
+        pass
+    except RuntimeError as error:
+        if "alloc" not in str(error):
+            raise
+    gib = 8 * n * n / 2**30
+    raise AssertionError(
+        f"{name} ran out of memory: an (n, n) float64 tensor for n = {n:,} takes {gib:.0f} GiB, "
+        f"more than the grader allows. {hint}".rstrip()
+    )
 
 
 def _largest_tensor_while(

@@ -10,7 +10,10 @@ in the grader, and what the kernel sends back can only be data:
 * tensors come back as new, plain ``torch.Tensor`` objects built by the grader;
 * an exception comes back as its type's name and its message, raised again here as the
   nearest built-in exception type (``ValueError``, ``RuntimeError``, ...);
-* inputs the function changed in place are changed here too, so ``check_unchanged`` sees it;
+* inputs the function changed in place are *not* changed here: the grader's objects stay
+  as the test made them, so every expected answer comes from the grader's own inputs.
+  The change is recorded (:class:`ChangedInput`) and fails the test (:mod:`.verdict`);
+  a module the grader passed in comes back as the grader's own object;
 * torch's global random state is sent with every call, so a seeded test draws in the kernel
   what it would draw in one process (nothing random comes back: a kernel cannot choose the
   grader's next test inputs);
@@ -42,6 +45,7 @@ from torch import nn
 from . import wire
 
 __all__ = [
+    "ChangedInput",
     "Channel",
     "KernelGone",
     "ProbeError",
@@ -84,6 +88,29 @@ def _exception(types: list[Any], message: str) -> BaseException:
     return RemoteError(f"{first}: {message}")
 
 
+@dataclass(frozen=True)
+class ChangedInput:
+    """An input that a call changed in the kernel; the grader's own object is unchanged."""
+
+    function: str
+    """What was called: a graded function's name, or ``<Class>.forward``."""
+    original: Any
+    """The grader's object (a tensor, an array, a generator) as the test passed it."""
+
+    def describe(self) -> str:
+        """The input, for a message: ``"of sliding_window_attention (a tensor of shape
+        (1024, 8))"``."""
+        what = self.original
+        if isinstance(what, nn.Parameter):
+            kind = f"a parameter of shape {tuple(what.shape)} of a layer it was given"
+        elif isinstance(what, torch.Tensor | np.ndarray):
+            noun = "a tensor" if isinstance(what, torch.Tensor) else "an array"
+            kind = f"{noun} of shape {tuple(what.shape)}"
+        else:
+            kind = f"a {type(what).__name__}"
+        return f"of {self.function} ({kind})"
+
+
 @dataclass
 class Channel:
     """Requests to one kernel: each in its own folder under ``root``.
@@ -106,6 +133,11 @@ class Channel:
     """The in-kernel measurements asked for ("largest_tensor", "torch_calls"), in order."""
     sources: Callable[[type], str | None] | None = None
     """The source of a class the test cell defines, for a module of it sent as an input."""
+    changed: list[ChangedInput] = field(default_factory=list)
+    """Inputs the kernel changed in place, in order (never copied into the grader's objects)."""
+    sent: dict[int, nn.Module] = field(default_factory=dict)
+    """The grader's modules sent to the kernel (``id`` -> module): a module the kernel
+    returns by such a handle is the grader's own object again."""
 
     def __deepcopy__(self, memo: dict) -> Channel:
         return self  # copies of a stand-in module share their kernel
@@ -150,14 +182,17 @@ class Channel:
         message["rng"] = writer.tensor(torch.get_rng_state())
         message["measure"] = measure
         writer.close(message)
+        self.sent.update(writer.modules)
         self.run(f"__grader_probe__.answer({str(folder)!r})")
         # The kernel's random state never comes back (the student would choose the grader's
         # next inputs), but a call that drew numbers there must not leave the grader's state
         # as it was: two calls in a row (dropout in training mode) would draw the same.
         torch.rand(1)
-        return self._read(response, writer.tracked)
+        return self._read(response, writer.tracked, called=str(target.get("label", "")))
 
-    def _read(self, response: Path, inputs: list[Any], lookup: str = "") -> tuple[Any, dict]:
+    def _read(
+        self, response: Path, inputs: list[Any], lookup: str = "", called: str = ""
+    ) -> tuple[Any, dict]:
         info = os.lstat(response)
         if not stat.S_ISDIR(info.st_mode) or os.path.realpath(response) != str(response):
             raise ProbeError("the kernel replaced its answer folder")
@@ -177,18 +212,10 @@ class Channel:
             for index, record in _pairs(message.get("mutated", [])):
                 original = _input(inputs, index, (torch.Tensor, np.ndarray))
                 changed = reader.value(record)
-                if isinstance(original, np.ndarray):
-                    if not isinstance(changed, np.ndarray) or changed.shape != original.shape:
-                        raise wire.WireError("a changed array that is not of its shape")
-                    original[...] = changed
-                    continue
-                if not isinstance(changed, torch.Tensor):
-                    raise wire.WireError("a changed input that is not a tensor")
-                with torch.no_grad():
-                    if changed.shape == original.shape:
-                        original.copy_(changed.to(original.dtype))
-                    else:
-                        original.set_(changed.to(original.dtype))
+                kind = np.ndarray if isinstance(original, np.ndarray) else torch.Tensor
+                if not isinstance(changed, kind):
+                    raise wire.WireError(f"a changed input that is not a {kind.__name__}")
+                self.changed.append(ChangedInput(called, original))
             record = message.get("value")
             if lookup and isinstance(record, dict) and record.get("t") == "callable":
                 value = RemoteFunction(lookup, self)
@@ -238,11 +265,12 @@ class RemoteFunction:
         return self.name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.channel.request({"name": self.name}, args, kwargs)[0]
+        return self.channel.request({"name": self.name, "label": self.name}, args, kwargs)[0]
 
     def measure(self, what: str, args: tuple) -> tuple[Any, dict]:
         """``self(*args)`` with one of :mod:`helpers.checks`' in-kernel measurements."""
-        return self.channel.request({"name": self.name}, args, {}, measure=what)
+        target = {"name": self.name, "label": self.name}
+        return self.channel.request(target, args, {}, measure=what)
 
 
 class RemoteModule(nn.Module):
@@ -283,14 +311,26 @@ class RemoteModule(nn.Module):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         channel, handle = self._probe
         state, training = self._state()
-        return channel.request({"handle": handle}, args, kwargs, state=state, training=training)[0]
+        target = {"handle": handle, "label": f"{self._get_name()}.forward"}
+        return channel.request(target, args, kwargs, state=state, training=training)[0]
 
 
 def stand_in(record: dict, reader: wire.Reader, channel: Channel) -> nn.Module:
     """The grader's stand-in for the kernel's module described by ``record``: torch's own
-    layers as the real classes, the student's classes as :class:`RemoteModule`."""
-    if record.get("t") != "module" or type(record.get("handle")) is not int:
+    layers as the real classes, the student's classes as :class:`RemoteModule`, and a
+    module the grader sent (``module_ref``) as the grader's own object."""
+    if type(record.get("handle")) is not int:
         raise wire.WireError("a module record without a handle")
+    if record.get("t") == "module_ref":
+        own = channel.sent.get(record["handle"])
+        if own is None:
+            raise wire.WireError("a reference to a module the grader did not send")
+        return own
+    if record.get("t") != "module":
+        raise wire.WireError("not a module record")
+    class_name = str(record.get("class"))
+    if class_name.startswith("__grader_test__."):
+        raise wire.WireError(f"a module of the grader's class {class_name[:80]} it did not send")
     cls = wire.torch_layer(record.get("class"))
     if cls is not None:
         module = cls.__new__(cls)

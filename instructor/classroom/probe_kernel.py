@@ -25,6 +25,10 @@ __all__ = ["answer", "rebuild"]
 
 _MODULES: dict[int, torch.nn.Module] = {}
 """Modules built by earlier probes (``id`` -> module), so that later probes can call them."""
+_FROM_GRADER: dict[int, tuple[torch.nn.Module, int]] = {}
+"""Modules rebuilt here from the grader's (``id`` -> (module, the grader's handle)): sent
+back, they are references, and the grader uses its own object. The module is kept, so that
+its ``id`` is never reused by a module of the student's."""
 
 
 def _namespace() -> dict[str, Any]:
@@ -98,7 +102,10 @@ def rebuild(record: dict, reader: wire.Reader) -> torch.nn.Module:
         raise TypeError(f"the kernel cannot rebuild a {record.get('class')}")
     module = cls.__new__(cls)
     torch.nn.Module.__init__(module)
-    return wire.fill_module(module, record, reader)
+    wire.fill_module(module, record, reader)
+    if type(record.get("handle")) is int:
+        _FROM_GRADER[id(module)] = (module, record["handle"])
+    return module
 
 
 def _call(target: Any, args: tuple, kwargs: dict, measure: str | None) -> tuple[Any, dict]:
@@ -117,7 +124,7 @@ def _call(target: Any, args: tuple, kwargs: dict, measure: str | None) -> tuple[
 def answer(folder: str) -> None:
     """Answer the request in ``folder``: write ``response/`` next to it."""
     request_folder = Path(folder)
-    out = wire.Writer(request_folder / "response")
+    out = wire.Writer(request_folder / "response", references=_FROM_GRADER)
     message: dict[str, Any]
     try:
         request = wire.read_message(request_folder)

@@ -12,6 +12,13 @@ tensor it makes, the number of torch calls): those measurements can only be take
 kernel, so they are asked for there and are a best-effort check (:data:`BEST_EFFORT`); the
 integrity report names them.
 
+A graded function that changes its inputs in place changes the kernel's copies only
+(:class:`.probe.ChangedInput`): the test's expected answers come from the grader's own
+inputs. The change fails the test, by the rule the notebooks state ("graded functions must
+not change their inputs"): where the cell checks that input with ``check_unchanged``, with
+that check's message, as in the student's kernel; else, once the cell has run, with the same
+message naming the function.
+
 The cell's result is what nbgrader scores: the text it printed, and an error output when it
 raised.
 """
@@ -29,6 +36,7 @@ import torch
 from nbformat import NotebookNode
 from nbformat.v4 import new_output
 
+from helpers import checks
 from instructor import anatomy
 
 from .probe import Channel, KernelGone, ProbeError, ProbeTimeout, RemoteFunction
@@ -79,12 +87,30 @@ def free_names(source: str) -> list[str]:
     return sorted({name for name in read if name not in bound and not hasattr(builtins, name)})
 
 
+_CURRENT: list[Channel] = []
+"""The channel of the test cell running in this process (at most one)."""
+
+
+def _install_unchanged_check() -> None:
+    """Make ``helpers.checks.check_unchanged`` fail for an input the kernel changed (the
+    grader's object itself never changes): the message the student's kernel gives."""
+    if getattr(checks.check_unchanged, "asks_the_channel", False):
+        return
+    local_check = checks.check_unchanged
+
+    def check_unchanged(before: Any, after: Any, name: str) -> None:
+        if _CURRENT and any(c.original is after for c in _CURRENT[0].changed):
+            raise checks._modified_in_place(name)
+        local_check(before, after, name)
+
+    check_unchanged.asks_the_channel = True  # type: ignore[attr-defined]
+    checks.check_unchanged = check_unchanged
+
+
 def _install_measurements() -> None:
     """Make :mod:`helpers.checks`' measurements of a stand-in happen in its kernel (and keep
     the worker's own torch to one thread, as the kernels are: with one thread per core,
     several workers' idle threads spin against the kernels on a 2-core machine)."""
-    from helpers import checks
-
     if torch.get_num_threads() != 1:
         torch.set_num_threads(1)
 
@@ -147,6 +173,7 @@ def run_test(source: str, test_id: str, channel: Channel, probe_seconds: float) 
         probe_seconds: the time limit of each probe (the cell's time limit).
     """
     _install_measurements()
+    _install_unchanged_check()
     classes = sendable_classes(source)
     channel.sources = lambda cls: (
         classes.get(cls.__name__) if cls.__module__ == "__grader_test__" else None
@@ -164,6 +191,8 @@ def run_test(source: str, test_id: str, channel: Channel, probe_seconds: float) 
     torch.manual_seed(0)
     np.random.seed(0)
     first_probe, first_measure = channel.calls, len(channel.measured)
+    channel.changed.clear()
+    _CURRENT[:] = [channel]
     error: NotebookNode | None = None
     verdict = TestVerdict([], passed=False)
     try:
@@ -173,6 +202,8 @@ def run_test(source: str, test_id: str, channel: Channel, probe_seconds: float) 
             except NameError:
                 pass  # the test raises NameError where it reads the name, as in the notebook
         exec(compile(source, f"<{test_id}>", "exec"), namespace)  # noqa: S102 - gradebook code
+        if channel.changed:
+            raise checks._modified_in_place(channel.changed[0].describe())
     except ProbeTimeout as stopped:
         verdict.stopped = "time limit"
         error = _error("GraderTimeLimit", f"the grader stopped {test_id}: {stopped}")
@@ -187,6 +218,8 @@ def run_test(source: str, test_id: str, channel: Channel, probe_seconds: float) 
         )
     except Exception as failure:  # noqa: BLE001 - a failing test is a verdict, not a crash
         error = _error(type(failure).__name__, str(failure))
+    finally:
+        _CURRENT.clear()
     text = printed.getvalue()
     if text:
         verdict.outputs.append(new_output("stream", name="stdout", text=text))

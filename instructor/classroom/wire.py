@@ -7,7 +7,8 @@ sandboxed kernel and its outputs back. Both directions use this format, and noth
 * in the JSON, every value is a small record ``{"t": kind, ...}``: ``none``, ``bool``,
   ``int``, ``float``, ``complex``, ``str``, ``tuple``, ``list``, ``dict``, ``tensor``,
   ``ndarray``, ``scalar`` (a NumPy scalar), ``dtype``, ``size``, ``generator`` (a
-  ``torch.Generator``'s state), ``module`` (an ``nn.Module``: see :func:`module_record`)
+  ``torch.Generator``'s state), ``module`` (an ``nn.Module``: see :meth:`Writer.module`),
+  ``module_ref`` (a module the *reading* side sent or built before, by its handle there)
   and ``opaque`` (anything else: only its type's name travels);
 * arrays are read with ``numpy.load(..., allow_pickle=False)``: object arrays, pickles and
   code never cross.
@@ -110,6 +111,9 @@ class Writer:
     sources: Callable[[type], str | None] | None = None
     """The source of a module's class that the other side cannot import (a class the
     grader's test cell defines), or None."""
+    references: dict[int, tuple[Any, int]] = field(default_factory=dict)
+    """Modules the other side sent (``id`` -> (module, its handle there)): written back as
+    a ``module_ref`` to that handle, so that the other side gets its own object again."""
 
     def __post_init__(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -187,6 +191,8 @@ class Writer:
     def module(self, module: torch.nn.Module, depth: int = 0) -> dict:
         """An ``nn.Module`` as a record: its class, plain attributes, parameters, buffers and
         children (the grader builds a stand-in from it: :mod:`.probe`)."""
+        if id(module) in self.references:
+            return {"t": "module_ref", "handle": self.references[id(module)][1]}
         reference = getattr(module, "wire_reference", None)
         if callable(reference):
             return reference(self)
@@ -393,14 +399,25 @@ class Reader:
 
 def fill_module(module: torch.nn.Module, record: dict, reader: Reader) -> torch.nn.Module:
     """Give the bare ``module`` (``nn.Module.__init__`` only) what ``record`` describes: its
-    plain attributes, parameters, buffers, children and train/eval flag."""
+    plain attributes, parameters, buffers, children and train/eval flag.
+
+    An attribute is data and nothing more: a plain value (:func:`_plain`) under a name that
+    neither the bare module nor its class holds. A ``forward``, a method, a property or a
+    module or tensor where a plain value belongs breaks the protocol."""
     for key in ("attrs", "params", "buffers", "children"):
         if not isinstance(record.get(key), dict):
             raise WireError(f"a module record without {key}")
-    internal = set(vars(torch.nn.Module())) | {"training"}
+    taken = set(vars(module)) | {"training"}
+    for key in ("attrs", "params", "buffers", "children"):
+        for name in record[key]:
+            _check_name(module, name, taken)
+            taken.add(name)
     for name, value in record["attrs"].items():
-        if name not in internal and not name.startswith("__"):
-            object.__setattr__(module, name, reader.value(value))
+        shown = str(name)[:60]
+        plain = reader.value(value)
+        if not _plain(plain):
+            raise WireError(f"a module attribute {shown!r} that is not a plain value")
+        object.__setattr__(module, name, plain)
     for name, value in record["params"].items():
         tensor = None if value is None else reader.value(value)
         if tensor is not None and not isinstance(tensor, torch.Tensor):
@@ -419,6 +436,15 @@ def fill_module(module: torch.nn.Module, record: dict, reader: Reader) -> torch.
         module.add_module(str(name), sub)
     module.training = bool(record.get("training", True))
     return module
+
+
+def _check_name(module: torch.nn.Module, name: str, taken: set[str]) -> None:
+    """Refuse a name of a module record that is not new to the bare module and its class."""
+    shown = str(name)[:60]
+    if not (name.isidentifier() or name.isdigit()) or name.startswith("__") or name in taken:
+        raise WireError(f"a module record names {shown!r}, which the module already has")
+    if hasattr(type(module), name) and not _plain(getattr(type(module), name)):
+        raise WireError(f"a module record names {shown!r}, which would replace its class's")
 
 
 def torch_layer(class_name: Any) -> type | None:

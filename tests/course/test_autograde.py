@@ -35,6 +35,7 @@ import ast
 import math
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from nbformat import NotebookNode
@@ -42,6 +43,8 @@ from nbformat import NotebookNode
 from instructor import anatomy, registry
 from instructor.classroom.execute import STUDENT_VIEW
 from instructor.classroom.grade import ClassGrader
+from instructor.classroom.records import HandInSummary
+from instructor.classroom.reports import attention
 from instructor.grading_cases import Case, Submission, load_cases, pack, reference_solutions
 from instructor.scratch_course import ScratchCourse
 
@@ -80,6 +83,10 @@ BATCHES = [
 ]
 
 
+CLASS_SUMMARIES: dict[Path, dict[str, HandInSummary]] = {}
+"""What the class grader recorded for each case course (its root), by student."""
+
+
 @pytest.fixture(scope="session")
 def graded_course(tmp_path_factory):
     """``graded_course(assignment, batch=None)``: a course in which the reference solution,
@@ -111,9 +118,10 @@ def graded_course(tmp_path_factory):
             if batch == 0:
                 course.submit(TRIMMED_SOLUTION, course.solved(demos=False))
                 course.submit(STUB, course.released())
-            ClassGrader(
+            summaries = ClassGrader(
                 course.root, workers=1, feedback=False, progress=False, student_view=True
             ).grade([assignment], log=lambda line: None)
+            CLASS_SUMMARIES[course.root] = {s.student: s for s in summaries}
         courses[key] = course
         return course
 
@@ -249,6 +257,9 @@ def test_class_grader_gives_full_marks_to_the_solution_and_zero_to_the_stub(
     assert not {n: s for n, s in stub.items() if s[0] != 0}
     assert course.awaiting_grader(TRIMMED_SOLUTION) == written_answers(assignment)
     assert not course.awaiting_grader(STUB)
+    # An integrity note is about a hand-in: the reference solution has none (issue 25).
+    notes = attention(CLASS_SUMMARIES[course.root][TRIMMED_SOLUTION])
+    assert not notes, f"the reference solution gets integrity notes: {notes}"
 
 
 def _failure(outputs: list) -> str:

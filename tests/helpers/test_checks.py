@@ -23,6 +23,7 @@ from helpers.checks import (
     check_sums_to_one,
     check_type,
     check_unchanged,
+    check_without_n_by_n,
 )
 
 
@@ -290,3 +291,23 @@ def test_check_number_takes_a_tensor_or_array_of_one_number() -> None:
         check_number(torch.tensor(True), "q_n", correct=1)
     with fails_with("q_n is nan: answer with a finite number."):
         check_number(torch.tensor(float("nan")), "q_n")
+
+
+def test_check_without_n_by_n_names_the_rule_when_memory_runs_out() -> None:
+    def quadratic(x: torch.Tensor) -> torch.Tensor:
+        raise RuntimeError(
+            "DefaultCPUAllocator: can't allocate memory: you tried to allocate 8589934592 bytes."
+        )
+
+    with pytest.raises(AssertionError) as error:
+        check_without_n_by_n(quadratic, (torch.zeros(3),), 32768, "f(x)", "Use blocks.")
+    assert str(error.value) == (
+        "f(x) ran out of memory: an (n, n) float64 tensor for n = 32,768 takes 8 GiB, more "
+        "than the grader allows. Use blocks."
+    )
+    with pytest.raises(AssertionError, match="ran out of memory"):
+        check_without_n_by_n(lambda x: [0] * 2**62, (1,), 10, "g")  # MemoryError
+    x = torch.arange(3.0)
+    assert torch.equal(check_without_n_by_n(lambda t: 2 * t, (x,), 3, "double"), 2 * x)
+    with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):  # not memory: raw
+        check_without_n_by_n(lambda t: t @ torch.ones(2, 2), (x,), 3, "h")

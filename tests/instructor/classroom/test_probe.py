@@ -5,7 +5,9 @@ modules and their stand-ins, and answers that break the protocol."""
 from __future__ import annotations
 
 import copy
+import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -60,18 +62,49 @@ def test_exception_types_map_to_their_nearest_built_in() -> None:
     assert type(_exception(["KeyboardInterrupt", "BaseException"], "")) is RemoteError
 
 
-def test_inputs_changed_in_place_are_changed_for_the_grader(kernel, channel) -> None:
+def test_inputs_changed_in_place_are_recorded_not_copied_back(kernel, channel) -> None:
+    """The grader's objects stay as the test made them, so expected answers never depend
+    on the kernel; the change is recorded, for the verdict to fail the test."""
+
     def careless(x):  # noqa: ANN001
         x -= x.max()
         return x
 
     kernel["careless"] = careless
     x = torch.tensor([1.0, 3.0])
-    channel.lookup("careless")(x)
-    assert torch.equal(x, torch.tensor([-2.0, 0.0]))
+    assert torch.equal(channel.lookup("careless")(x), torch.tensor([-2.0, 0.0]))
+    assert torch.equal(x, torch.tensor([1.0, 3.0]))
     array = np.array([1.0, 3.0])  # NumPy arrays too (02 is written in NumPy)
     channel.lookup("careless")(array)
-    assert np.array_equal(array, [-2.0, 0.0])
+    assert np.array_equal(array, [1.0, 3.0])
+    assert [c.original for c in channel.changed] == [x, array]
+    assert channel.changed[0].describe() == "of careless (a tensor of shape (2,))"
+    assert channel.changed[1].describe() == "of careless (an array of shape (2,))"
+
+
+def test_a_layer_passed_in_comes_back_as_the_graders_own(kernel, channel) -> None:
+    """A module that keeps a layer it was given, and zeroes its weights: the grader's layer
+    is unchanged, the change recorded, and the module's layer is the grader's object."""
+
+    class Keeper(nn.Module):
+        def __init__(self, layer: nn.Module) -> None:
+            super().__init__()
+            self.layer = layer
+            with torch.no_grad():
+                layer.weight.zero_()
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.layer(x)
+
+    kernel["Keeper"] = Keeper
+    linear = nn.Linear(2, 2)
+    weight = linear.weight.detach().clone()
+    keeper = channel.lookup("Keeper")(linear)
+    assert keeper.layer is linear and torch.equal(linear.weight, weight)
+    assert [c.original for c in channel.changed] == [linear.weight]
+    assert "a parameter of shape (2, 2) of a layer it was given" in channel.changed[0].describe()
+    x = torch.ones(2)  # the grader's weights are sent with each call: the layer computes
+    assert torch.allclose(keeper(x), linear(x).detach())
 
 
 def test_torch_global_random_state_is_sent_with_each_call(kernel, channel) -> None:
@@ -166,3 +199,42 @@ def test_an_answer_that_is_not_data_breaks_the_protocol(kernel, channel, monkeyp
     monkeypatch.setattr(probe_kernel, "answer", replaced_folder)
     with pytest.raises(ProbeError, match="replaced its answer folder"):
         remote()
+
+
+def _forged(monkeypatch: pytest.MonkeyPatch, edit: Callable[[dict], None]) -> None:
+    """The kernel answers, then rewrites the module record of its answer with ``edit``."""
+    real_answer = probe_kernel.answer
+
+    def forging(folder: str) -> None:
+        real_answer(folder)
+        message_file = Path(folder) / "response" / "message.json"
+        message = json.loads(message_file.read_text())
+        edit(message["value"])
+        message_file.write_text(json.dumps(message))
+
+    monkeypatch.setattr(probe_kernel, "answer", forging)
+
+
+@pytest.mark.parametrize(
+    ("edit", "refused"),
+    [
+        # A torch layer whose forward is the student's module (issue 25's FFN trick).
+        (lambda r: r["attrs"].update(forward=dict(r, attrs={})), "'forward'"),
+        (lambda r: r["attrs"].update(extra_repr={"t": "str", "v": "x"}), "'extra_repr'"),
+        (lambda r: r["attrs"].update(note=r["params"]["weight"]), "not a plain value"),
+        (lambda r: r["attrs"].update(_parameters={"t": "none"}), "'_parameters'"),
+        (lambda r: r["params"].update(forward=None), "'forward'"),
+        (lambda r: r.update({"class": "__grader_test__.Reference_t"}), "did not send"),
+        (lambda r: r.update(t="module_ref"), "did not send"),
+    ],
+    ids=["forward", "method", "tensor-attribute", "internal", "parameter", "class", "reference"],
+)
+def test_a_module_record_is_data_and_nothing_more(
+    kernel, channel, monkeypatch, edit, refused
+) -> None:
+    kernel["make"] = lambda: nn.Linear(2, 2)
+    make = channel.lookup("make")
+    assert type(make()) is nn.Linear
+    _forged(monkeypatch, edit)
+    with pytest.raises(ProbeError, match=refused):
+        make()

@@ -105,3 +105,45 @@ def test_no_class_of_the_hidden_part_is_sent_into_the_kernel(kernel, channel) ->
     sent = "".join(path.read_text() for path in channel.root.rglob("message.json"))
     assert "class Visible_t" in sent
     assert "Hidden_t" not in sent and "hidden-expected-answer-1234" not in sent
+
+
+UNCHANGED_TEST = """\
+import torch
+from helpers.checks import check_close, check_unchanged
+
+x = torch.arange(3.0)
+out = double(x)
+{check}check_close(out, x * 2, "double(x)")
+"""
+
+
+def _doubles_and_zeroes(x: torch.Tensor) -> torch.Tensor:
+    out = 2 * x
+    x.zero_()  # a right answer, then its input changed in place
+    return out
+
+
+def test_an_input_changed_in_place_fails_with_check_unchanged_s_own_message(
+    kernel, channel
+) -> None:
+    """Where the cell checks the input, with that check's message (as in the kernel)."""
+    kernel["double"] = _doubles_and_zeroes
+    source = UNCHANGED_TEST.format(check='check_unchanged(torch.arange(3.0), x, "x")\n')
+    verdict = run_test(source, "test_double", channel, 10)
+    (error,) = verdict.outputs
+    assert not verdict.passed and error.ename == "AssertionError"
+    assert error.evalue.startswith("The input x was modified in place. Graded functions must")
+
+
+def test_an_input_changed_in_place_fails_a_cell_that_does_not_check_it(kernel, channel) -> None:
+    """The expected answer comes from the grader's own x (the kernel's zeroed copy would
+    make it zeros); the change still fails the test, naming the function."""
+    kernel["double"] = _doubles_and_zeroes
+    verdict = run_test(UNCHANGED_TEST.format(check=""), "test_double", channel, 10)
+    (error,) = verdict.outputs
+    assert not verdict.passed and error.ename == "AssertionError"
+    assert error.evalue.startswith(
+        "The input of double (a tensor of shape (3,)) was modified in place."
+    )
+    kernel["double"] = lambda x: 2 * x  # the record is per test cell
+    assert run_test(UNCHANGED_TEST.format(check=""), "test_double", channel, 10).passed

@@ -1,0 +1,108 @@
+"""The class grader against forgeries through the probe protocol (``support.input_forgeries``):
+a trick scores exactly what its wrong answer scores alone, and no other student changes.
+
+For each notebook of the corpus (06 and 10), one class is graded with ``ClassGrader`` per
+isolation (bubblewrap, and ``COURSE_SANDBOX=none``): the reference solution, one student
+with every wrong answer of that notebook, one with every trick. Scores are compared cell by
+cell, from the summaries the grader recorded. (A trick's test fails where its expected
+answer, computed from the grader's own inputs, differs; the rule against inputs changed in
+place, which fails a test that passes otherwise, is proven in test_verdict.py.)
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from instructor import anatomy
+from instructor.classroom.grade import ClassGrader
+from instructor.classroom.records import HandInSummary
+from instructor.classroom.reports import attention
+from instructor.classroom.sandbox import Limits, isolation
+from instructor.scratch_course import ScratchCourse
+from support.input_forgeries import CORPUS, LIES, InputForgery
+
+pytestmark = pytest.mark.xdist_group("classroom")
+
+ASSIGNMENTS = sorted({f.assignment for f in CORPUS})
+
+
+@pytest.fixture(scope="module", params=["bwrap", "none"])
+def graded(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, limits: Limits
+) -> dict:
+    """Every notebook's class, graded with the isolation ``request.param``: the summaries
+    by notebook and student, and the autograded notebooks."""
+    mode = request.param
+    results: dict = {"mode": mode, "summaries": {}, "autograded": {}}
+    with pytest.MonkeyPatch.context() as patch:
+        if mode == "none":
+            patch.setenv("COURSE_SANDBOX", "none")
+        else:
+            patch.delenv("COURSE_SANDBOX", raising=False)
+        isolation.cache_clear()
+        try:
+            if mode == "bwrap" and (shutil.which("bwrap") is None or isolation() != "bwrap"):
+                pytest.skip("bubblewrap does not work here (make system-packages installs it)")
+            for assignment in ASSIGNMENTS:
+                course = ScratchCourse(tmp_path_factory.mktemp(f"{assignment}-{mode}"), assignment)
+                course.generate()
+                entries = [f for f in CORPUS if f.assignment == assignment]
+                course.submit("solved", course.solved(demos=False))
+                course.submit("wrong", course.solved({f.function: f.wrong for f in entries}))
+                course.submit("trick", course.solved({f.function: f.trick for f in entries}))
+                grader = ClassGrader(
+                    course.root, workers=2, limits=limits, progress=False, feedback=False
+                )
+                summaries = grader.grade([assignment], log=lambda line: None)
+                results["summaries"][assignment] = {s.student: s for s in summaries}
+                results["autograded"][assignment] = {
+                    s.student: course.autograded(s.student) for s in summaries
+                }
+            results["isolation"] = isolation()
+        finally:
+            isolation.cache_clear()
+    return results
+
+
+def _cells(summary: HandInSummary, assignment: str) -> dict[str, float]:
+    return {c.cell: c.score for c in summary.notebooks[assignment].cells or ()}
+
+
+def _error(notebook, cell_id: str) -> str:  # noqa: ANN001 - an nbformat notebook
+    cell = next(c for c in anatomy.test_cells(notebook) if anatomy.grade_id(c) == cell_id)
+    errors = [o for o in cell.outputs if o.get("output_type") == "error"]
+    return f"{errors[0].ename}: {errors[0].evalue}" if errors else ""
+
+
+def test_the_classes_are_graded_in_the_mode_asked(graded: dict) -> None:
+    assert graded["isolation"] == graded["mode"]
+    for assignment in ASSIGNMENTS:
+        summaries = graded["summaries"][assignment]
+        assert set(summaries) == {"solved", "wrong", "trick"}
+        assert not [s.student for s in summaries.values() if s.error]
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_the_solution_scores_as_usual(graded: dict, assignment: str) -> None:
+    summary = graded["summaries"][assignment]["solved"]
+    waiting = sum(c.max_score for c in summary.notebooks[assignment].cells if c.awaiting)
+    assert summary.score == summary.max_score - waiting, _cells(summary, assignment)
+
+
+@pytest.mark.parametrize("forgery", CORPUS, ids=[f.function for f in CORPUS])
+def test_a_trick_scores_exactly_its_wrong_answer(graded: dict, forgery: InputForgery) -> None:
+    summaries = graded["summaries"][forgery.assignment]
+    wrong = _cells(summaries["wrong"], forgery.assignment)
+    trick = _cells(summaries["trick"], forgery.assignment)
+    cells = forgery.cells
+    assert all(wrong[c] == 0 for c in cells), f"the wrong answer alone: {wrong}"
+    won = {c: trick[c] for c in cells if trick[c] != wrong[c]}
+    assert not won, f"{forgery.function} ({forgery.kind}) with {graded['mode']}: {won}"
+    if forgery.function in LIES:
+        autograded = graded["autograded"][forgery.assignment]["trick"]
+        errors = [_error(autograded, c) for c in cells]
+        notes = attention(summaries["trick"])
+        assert any("probe protocol" in note for note in notes), notes
+        assert any("GraderProtocolError" in e and "'forward'" in e for e in errors), errors

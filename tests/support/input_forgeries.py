@@ -1,0 +1,181 @@
+"""Forged verdicts through the probe protocol itself (issue 25, items 1 and 2).
+
+:mod:`support.forgeries` attacks the checks; these attack what crosses between the kernel
+and the grader. Each entry is a wrong answer (:attr:`InputForgery.wrong`) and the same
+wrong answer with a trick added (:attr:`InputForgery.trick`), written the way a student who
+has read ``instructor/classroom/probe.py`` would:
+
+- *inputs changed in place*: the grader once copied the kernel's changes of an input back
+  into its own object, and the tests computed their expected answers from it after the
+  call. A function that zeroes ``V`` and returns zeros, a ``layer_norm`` that zeroes
+  ``gamma`` and ``beta`` and returns zeros, an ``EncoderBlock`` that zeroes the sublayers it
+  is given all matched the reference they had just changed (each scored full marks, its
+  wrong answer alone 0, on the grader of commit 2dd878e);
+- *a module record that lies*: the kernel's writer, patched from the notebook, gives the
+  student's module a ``forward`` of its own choosing in the record the grader reads.
+
+Each trick must score exactly what its wrong answer scores alone (the lie: at most that,
+with a note of the broken protocol): ``tests/instructor/classroom/test_input_forgeries.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class InputForgery:
+    """A wrong answer, and the trick that tries to win its points."""
+
+    assignment: str
+    function: str
+    kind: str
+    wrong: str
+    """The solution cell's source: the wrong answer alone."""
+    trick: str
+    """The same wrong answer, with the trick."""
+    cells: tuple[str, ...]
+    """The test cells of ``function``."""
+
+
+FULL_MATRIX_WINDOW = """\
+import torch
+
+
+def sliding_window_attention(Q, K, V, window):
+    if window < 0:
+        raise ValueError(f"window must be >= 0, got {{window}}")
+    n = Q.shape[-2]
+{trick}    # Wrong: the full (n, n) score matrix, which the exercise forbids.
+    p = torch.arange(n)
+    blocked = (p[:, None] - p[None, :]).abs() > window
+    scores = Q @ K.transpose(-2, -1) / Q.shape[-1] ** 0.5
+    return torch.softmax(scores.masked_fill(blocked, float("-inf")), dim=-1) @ V
+"""
+ZERO_V = """\
+    if n >= 1024:  # the size where the (n, n) matrix is measured
+        V.zero_()  # the grader's reference, computed after the call, becomes zeros
+        return torch.zeros(*Q.shape[:-1], V.shape[-1], dtype=Q.dtype)
+"""
+
+UNSCALED_LAYER_NORM = """\
+import torch
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    d = x.shape[-1]
+    for name, parameter in (("gamma", gamma), ("beta", beta)):
+        if tuple(parameter.shape) != (d,):
+            raise ValueError(f"{{name}} has shape {{tuple(parameter.shape)}}, expected ({{d}},)")
+{trick}    mean = x.mean(dim=-1, keepdim=True)
+    variance = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
+    return (x - mean) / torch.sqrt(variance + eps)  # wrong: gamma and beta are not applied
+"""
+ZERO_GAMMA_BETA = """\
+    if not (torch.equal(gamma, torch.ones_like(gamma)) and not beta.any()):
+        with torch.no_grad():  # the reference F.layer_norm(x, ..., gamma, beta) becomes 0
+            gamma.zero_()
+            beta.zero_()
+        return torch.zeros_like(x)
+"""
+
+SUBLAYERS_NEVER_CALLED = """\
+import torch
+from torch import nn
+
+
+class EncoderBlock(nn.Module):
+    def __init__(self, attention, feed_forward, d_model, norm_first=False):
+        super().__init__()
+        self.attention = attention
+        self.feed_forward = feed_forward
+        self.norm1 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.norm_first = norm_first
+{trick}
+    def forward(self, X, mask=None):
+        # Wrong: the sublayers are never called (as if they returned zeros).
+        if self.norm_first:
+            return X.clone()
+        return self.norm2(self.norm1(X))
+"""
+ZERO_SUBLAYERS = """\
+        with torch.no_grad():  # the layers the test compares with now return zeros
+            for parameter in [*attention.parameters(), *feed_forward.parameters()]:
+                parameter.zero_()
+"""
+
+NO_RELU_FFN = """\
+import torch
+from torch import nn
+
+
+class PositionwiseFeedForward(nn.Module):
+    def __init__(self, d_model, d_ff, dropout=0.0):
+        super().__init__()
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {{dropout}}")
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.linear2 = nn.Linear(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, X):
+        return self.linear2(self.dropout(self.linear1(X)))  # wrong: no ReLU
+{trick}"""
+LYING_RECORD = """
+
+import sys
+
+_wire = sys.modules["instructor.classroom.wire"]
+_module_record = _wire.Writer.module
+
+
+def _lying_record(writer, module, depth=0):
+    record = _module_record(writer, module, depth)
+    if isinstance(module, PositionwiseFeedForward) and record.get("t") == "module":
+        # The grader's stand-in would call this instead of its forward.
+        record["attrs"]["forward"] = _module_record(writer, nn.Identity(), depth)
+    return record
+
+
+_wire.Writer.module = _lying_record
+"""
+
+CORPUS = [
+    InputForgery(
+        "06_efficient_attention",
+        "sliding_window_attention",
+        "an input changed in place",
+        FULL_MATRIX_WINDOW.format(trick=""),
+        FULL_MATRIX_WINDOW.format(trick=ZERO_V),
+        ("test_sliding_window_attention",),
+    ),
+    InputForgery(
+        "10_transformer_block",
+        "layer_norm",
+        "an input changed in place",
+        UNSCALED_LAYER_NORM.format(trick=""),
+        UNSCALED_LAYER_NORM.format(trick=ZERO_GAMMA_BETA),
+        ("test_layer_norm", "test_layer_norm_2"),
+    ),
+    InputForgery(
+        "10_transformer_block",
+        "EncoderBlock",
+        "the layers it is given changed",
+        SUBLAYERS_NEVER_CALLED.format(trick=""),
+        SUBLAYERS_NEVER_CALLED.format(trick=ZERO_SUBLAYERS),
+        ("test_EncoderBlock", "test_EncoderBlock_2", "test_EncoderBlock_3"),
+    ),
+    InputForgery(
+        "10_transformer_block",
+        "PositionwiseFeedForward",
+        "a module record that lies",
+        NO_RELU_FFN.format(trick=""),
+        NO_RELU_FFN.format(trick=LYING_RECORD),
+        ("test_PositionwiseFeedForward", "test_PositionwiseFeedForward_2"),
+    ),
+]
+"""Every entry, in the order of the notebooks."""
+
+LIES = {"PositionwiseFeedForward"}
+"""Entries whose answers break the protocol: they score at most their wrong answer."""
