@@ -10,7 +10,10 @@ values come back as plain data. The test's own code, its expected answers, the
 Two checks of :mod:`helpers.checks` measure the student's function while it runs (the largest
 tensor it makes, the number of torch calls): those measurements can only be taken in the
 kernel, so they are asked for there and are a best-effort check (:data:`BEST_EFFORT`); the
-integrity report names them.
+integrity report names them. A test cell that also decides the rule from outside
+(:data:`DECIDED_OUTSIDE`: ``check_without_n_by_n``, inputs too large for an ``(n, n)``
+tensor in the kernel's memory) uses the measurement as a diagnostic only: a forged one
+cannot win that test, and the report does not name it.
 
 A graded function that changes its inputs in place changes the kernel's copies only
 (:class:`.probe.ChangedInput`): the test's expected answers come from the grader's own
@@ -41,13 +44,22 @@ from instructor import anatomy
 
 from .probe import Channel, KernelGone, ProbeError, ProbeTimeout, RemoteFunction
 
-__all__ = ["BEST_EFFORT", "TestVerdict", "free_names", "run_test", "sendable_classes"]
+__all__ = [
+    "BEST_EFFORT",
+    "DECIDED_OUTSIDE",
+    "TestVerdict",
+    "free_names",
+    "run_test",
+    "sendable_classes",
+]
 
 BEST_EFFORT = {
     "largest_tensor": "check_largest_tensor (the largest tensor made)",
     "torch_calls": "check_no_loop_over_positions (torch calls counted)",
 }
 """In-kernel measurements, by name, and how the integrity report calls them."""
+DECIDED_OUTSIDE = {"largest_tensor": "check_without_n_by_n("}
+"""Measurements a test cell decides from outside too, when its source makes this call."""
 
 
 @dataclass
@@ -227,5 +239,9 @@ def run_test(source: str, test_id: str, channel: Channel, probe_seconds: float) 
         verdict.outputs.append(error)
     verdict.passed = error is None
     verdict.probes = channel.calls - first_probe
-    verdict.best_effort = sorted(set(channel.measured[first_measure:]))
+    verdict.best_effort = sorted(
+        measure
+        for measure in set(channel.measured[first_measure:])
+        if DECIDED_OUTSIDE.get(measure, "\0") not in source
+    )
     return verdict

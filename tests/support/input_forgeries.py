@@ -12,7 +12,11 @@ has read ``instructor/classroom/probe.py`` would:
   is given all matched the reference they had just changed (each scored full marks, its
   wrong answer alone 0, on the grader of commit 2dd878e);
 - *a module record that lies*: the kernel's writer, patched from the notebook, gives the
-  student's module a ``forward`` of its own choosing in the record the grader reads.
+  student's module a ``forward`` of its own choosing in the record the grader reads;
+- *a forged measurement*: a ``linear_attention`` that builds the (n, n) weights (right
+  values, forbidden memory) rewrites the in-kernel measurement of its largest tensor (2 of
+  2 points on the grader and notebooks of commit f2bc074, 0 alone). The rule is now also
+  decided from outside (``check_without_n_by_n``).
 
 Each trick must score exactly what its wrong answer scores alone (the lie: at most that,
 with a note of the broken protocol): ``tests/instructor/classroom/test_input_forgeries.py``.
@@ -141,6 +145,29 @@ def _lying_record(writer, module, depth=0):
 _wire.Writer.module = _lying_record
 """
 
+QUADRATIC_LINEAR_ATTENTION = '''\
+import torch
+import torch.nn.functional as F
+
+
+def linear_attention(Q, K, V, eps=1e-6):
+    # Wrong: the (n, n) weights phi(Q) phi(K)^T, which the exercise forbids.
+    weights = (F.elu(Q) + 1) @ (F.elu(K) + 1).mT
+    return weights @ V / (weights.sum(dim=-1, keepdim=True) + eps)
+{trick}'''
+FORGED_MEASUREMENT = """
+
+import helpers.checks as _checks
+
+
+def _measured(function, args):
+    return function(*args), 1, (1,), "add"  # "the largest tensor had one element"
+
+
+# The measurement the grader asks the kernel for, rewritten in place (its code object).
+_checks._largest_tensor_while.__code__ = _measured.__code__
+"""
+
 CORPUS = [
     InputForgery(
         "06_efficient_attention",
@@ -149,6 +176,14 @@ CORPUS = [
         FULL_MATRIX_WINDOW.format(trick=""),
         FULL_MATRIX_WINDOW.format(trick=ZERO_V),
         ("test_sliding_window_attention",),
+    ),
+    InputForgery(
+        "06_efficient_attention",
+        "linear_attention",
+        "a forged in-kernel measurement",
+        QUADRATIC_LINEAR_ATTENTION.format(trick=""),
+        QUADRATIC_LINEAR_ATTENTION.format(trick=FORGED_MEASUREMENT),
+        ("test_linear_attention",),
     ),
     InputForgery(
         "10_transformer_block",

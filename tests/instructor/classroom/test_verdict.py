@@ -147,3 +147,20 @@ def test_an_input_changed_in_place_fails_a_cell_that_does_not_check_it(kernel, c
     )
     kernel["double"] = lambda x: 2 * x  # the record is per test cell
     assert run_test(UNCHANGED_TEST.format(check=""), "test_double", channel, 10).passed
+
+
+MEASURED_TEST = """\
+import torch
+from helpers.checks import check_largest_tensor, check_without_n_by_n
+
+check_largest_tensor(double, (torch.ones(4),), max_numel=100, name="double")
+{outside}"""
+
+
+def test_a_measurement_decided_from_outside_too_is_not_best_effort(kernel, channel) -> None:
+    kernel["double"] = lambda x: 2 * x
+    alone = run_test(MEASURED_TEST.format(outside=""), "test_double", channel, 10)
+    assert alone.passed and alone.best_effort == ["largest_tensor"]
+    outside = 'check_without_n_by_n(double, (torch.ones(4),), 4, "double")\n'
+    both = run_test(MEASURED_TEST.format(outside=outside), "test_double", channel, 10)
+    assert both.passed and both.best_effort == []
