@@ -145,7 +145,7 @@ def _lying_record(writer, module, depth=0):
 _wire.Writer.module = _lying_record
 """
 
-QUADRATIC_LINEAR_ATTENTION = '''\
+QUADRATIC_LINEAR_ATTENTION = """\
 import torch
 import torch.nn.functional as F
 
@@ -154,7 +154,7 @@ def linear_attention(Q, K, V, eps=1e-6):
     # Wrong: the (n, n) weights phi(Q) phi(K)^T, which the exercise forbids.
     weights = (F.elu(Q) + 1) @ (F.elu(K) + 1).mT
     return weights @ V / (weights.sum(dim=-1, keepdim=True) + eps)
-{trick}'''
+{trick}"""
 FORGED_MEASUREMENT = """
 
 import helpers.checks as _checks
