@@ -1,0 +1,71 @@
+"""No line of a hidden test reaches a student's kernel (issue 25).
+
+For every notebook of the registry, the reference solution (its ungraded demo cells emptied)
+is executed by the class grader's ``execute_notebook`` with the test cells as nbgrader's
+autograde restores them: visible and hidden parts. Every request folder the grader wrote for
+the kernel is kept, and its ``message.json`` files (all that carries text: the inputs are
+``.npy`` arrays) are searched for each line of every hidden part.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from instructor import anatomy, registry
+from instructor.classroom import execute
+from instructor.classroom.sandbox import Limits
+
+LINE_MIN = 12
+"""Hidden lines shorter than this (``)``, ``else:``) say nothing of the test."""
+
+
+def _restored(notebook_id: str) -> nbformat.NotebookNode:
+    """The solved student version with the instructor's test cells, hidden parts included."""
+    solution = anatomy.read_solution(notebook_id)
+    solved = anatomy.complete(
+        anatomy.read_released(notebook_id), anatomy.solution_sources(solution), demos=False
+    )
+    tests = {anatomy.grade_id(c): c.source for c in anatomy.test_cells(solution)}
+    for cell in anatomy.test_cells(solved):
+        cell.source = tests[anatomy.grade_id(cell)]
+    return solved
+
+
+@pytest.mark.parametrize(
+    "notebook_id",
+    [pytest.param(n, marks=pytest.mark.xdist_group(f"{n}-traffic")) for n in registry.load().ids],
+)
+def test_no_hidden_test_line_is_sent_to_the_kernel(
+    notebook_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    notebook = _restored(notebook_id)
+    hidden: set[str] = set()
+    for cell in anatomy.test_cells(notebook):
+        visible = anatomy.visible_part(cell.source)
+        shown = {line.strip() for line in visible.splitlines()}
+        hidden |= {
+            line.strip()
+            for line in cell.source[len(visible) :].splitlines()
+            if len(line.strip()) >= LINE_MIN and line.strip() not in shown
+        }
+    assert hidden, f"{notebook_id} has hidden tests"
+
+    sent: list[str] = []
+    remove = shutil.rmtree
+
+    def keep_messages(path: str | Path, *args: object, **kwargs: object) -> None:
+        if Path(path).name.startswith("probes-"):
+            sent.extend(m.read_text() for m in Path(path).rglob("message.json"))
+        remove(path, *args, **kwargs)
+
+    monkeypatch.setattr(execute.shutil, "rmtree", keep_messages)
+    result = execute.execute_notebook(dict(notebook), notebook_id, Limits(cell_seconds=60))
+    assert result.outcome == "ok" and result.probes > 0, result.detail
+    assert len(sent) >= result.probes
+    text = "\n".join(sent)
+    leaked = sorted(line for line in hidden if line in text)
+    assert not leaked, f"{notebook_id}: hidden test lines sent to the kernel: {leaked[:5]}"
