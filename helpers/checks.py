@@ -277,7 +277,7 @@ class _LargestTensor(torch.overrides.TorchFunctionMode):
         self.shape: tuple[int, ...] = ()
         self.call = ""
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+    def __torch_function__(self, func, types, args=(), kwargs=None):
         result = func(*args, **(kwargs or {}))
         outputs = result if isinstance(result, (tuple, list)) else (result,)
         for output in outputs:
@@ -386,7 +386,7 @@ class _TorchCalls(torch.overrides.TorchFunctionMode):
         super().__init__()
         self.count = 0
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+    def __torch_function__(self, func, types, args=(), kwargs=None):
         self.count += 1
         return func(*args, **(kwargs or {}))
 

@@ -101,7 +101,7 @@ def bare_execution(notebook: nbformat.NotebookNode, repeats: int) -> tuple[float
     for _ in range(repeats):
         marks: dict[str, float] = {}
 
-        def after(cell, cell_index, execute_reply, marks=marks):  # noqa: ANN001 - nbclient hook
+        def after(cell, cell_index, execute_reply, marks=marks):  # nbclient hook
             if anatomy.has_tag(cell, anatomy.IMPORTS_TAG):
                 marks["imports_done"] = time.perf_counter()
 

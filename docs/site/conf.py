@@ -19,7 +19,7 @@ course = registry.load()
 project = course.title
 html_title = course.title
 author = "The self-attention course authors"
-copyright = "2026 The self-attention course authors (MIT License)"  # noqa: A001
+copyright = "2026 The self-attention course authors (MIT License)"
 
 extensions = ["myst_nb"]
 exclude_patterns = ["**.ipynb_checkpoints"]

@@ -151,7 +151,7 @@ class GradingClient(NotebookClient):
         self.output_sizes: dict[int, int] = {}
         self.truncated: set[int] = set()
 
-    def output(self, outs, msg, display_id, cell_index):  # noqa: ANN001 - nbclient's signature
+    def output(self, outs, msg, display_id, cell_index):  # nbclient's signature
         size = len(json.dumps(msg.get("content", {})))
         used = self.output_sizes.get(cell_index, 0) + size
         self.output_sizes[cell_index] = used
@@ -389,7 +389,6 @@ def _execute_once(
     probes = _prepare_probes(zygote.slots if zygote else None)
     own_uid = os.geteuid() == 0 and isolation() == "bwrap"
     (workdir / f"{name}.ipynb").write_text(nbformat.writes(nb))
-    first_code: dict[str, float] = {}
     verdicts: dict[int, TestVerdict] = {}
 
     def note_reply(cell: NotebookNode, cell_index: int, execute_reply: dict) -> None:
@@ -406,8 +405,6 @@ def _execute_once(
                         traceback=content.get("traceback") or [content.get("ename", "Error")],
                     )
                 )
-        if anatomy.has_tag(cell, anatomy.IMPORTS_TAG) and "seconds" not in first_code:
-            first_code["seconds"] = time.perf_counter() - start
 
     km = SandboxedKernelManager(workdir, probes, limits, uid, zygote)
     client = GradingClient(
@@ -497,13 +494,11 @@ def _execute_once(
         notebook=dict(nb),
         outcome=outcome,
         detail=detail,
-        isolation=isolation(),
         zeroed=judgement.zeroed,
         restored=judgement.restored,
         events=judgement.events,
         truncated_cells=tuple(sorted(client.truncated)),
         seconds=time.perf_counter() - start,
-        kernel_seconds=first_code.get("seconds", 0.0),
         best_effort=judgement.best_effort,
         probes=sum(v.probes for v in verdicts.values()),
     )

@@ -137,7 +137,7 @@ class RedactFeedback(Preprocessor):
         config=True
     )
 
-    def preprocess(self, nb: NotebookNode, resources: dict[str, Any]):  # noqa: ANN201
+    def preprocess(self, nb: NotebookNode, resources: dict[str, Any]):
         for cell in nb.cells:
             if anatomy.is_test_cell(cell):
                 redact_test_cell(cell)

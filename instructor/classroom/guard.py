@@ -1,18 +1,15 @@
 """The grader's guard, loaded into each student's kernel before the notebook's first cell.
 
-A test cell passes when it runs without an error, so a submission that replaces what the
-tests rely on (``torch.allclose``, the ``helpers.checks`` functions, builtins, IPython's error
-display, the input transformers that turn a cell's text into code) could pass every test with
-a wrong answer. The guard snapshots all of these when the kernel starts and the grader runs
-:func:`check` before and after every test cell:
+Defence in depth: no verdict depends on it. The test cells run in the grader's process
+(:mod:`.verdict`), and the kernel only answers probes with data. But the student's code still
+runs the graded functions in this kernel, so what it replaces there (``torch`` functions,
+the ``helpers.checks`` module, builtins, IPython's machinery) is worth knowing. The guard
+snapshots all of these when the kernel starts, and the grader runs :func:`check` in a cell
+of its own before every test cell: anything replaced is put back (the probes of that test
+then run against the genuine functions) and reported, for the integrity report.
 
-* before: anything replaced is put back (the test then runs against the genuine functions)
-  and the replacement is reported;
-* after: anything replaced *while the test ran* makes that test's result untrustworthy: the
-  grader scores it 0 and reports why.
-
-An audit hook, installed first, refuses new audit hooks (they could run code inside a test)
-and records network connections, subprocesses and file opens outside the working folder.
+An audit hook, installed first, refuses new audit hooks and records network connections,
+subprocesses and file opens outside the working folder.
 
 Each kind of thing is watched by its own watcher (:class:`ModuleWatch`, :class:`ClassWatch`,
 :class:`ShellWatch`, :class:`SysWatch`, :class:`ThreadWatch`), which snapshots it at
@@ -21,9 +18,9 @@ Each kind of thing is watched by its own watcher (:class:`ModuleWatch`, :class:`
 library is imported here: the guard is imported into the kernel before anything else.
 
 This runs inside the sandbox with the student's code, so a submission written against this
-very guard could still defeat it; the README says so. It is a second line behind the things a
-student cannot reach: the sandbox, the test cells restored from the gradebook, and the
-execution status the grader reads from the kernel's replies.
+very guard can defeat it (``tests/support/forgeries.py`` does); it is a second line behind
+what a student cannot reach: the sandbox, the test cells restored from the gradebook and run
+in the grader, and the probes' replies read as data.
 """
 
 from __future__ import annotations
@@ -335,7 +332,7 @@ class ThreadWatch:
     def __init__(self) -> None:
         self.known = {t.ident for t in threading.enumerate()}
 
-    def differences(self, restore: bool) -> list[str]:  # noqa: ARG002 - the watchers' protocol
+    def differences(self, restore: bool) -> list[str]:  # the watchers' protocol
         threads = [
             t for t in threading.enumerate() if t.ident not in self.known and _from_notebook(t)
         ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import nbformat
 from nbformat import NotebookNode
@@ -36,7 +36,6 @@ class Reading:
 
     notebook: NotebookNode | None
     problem: str = ""
-    notes: list[str] = field(default_factory=list)
 
 
 def read_submission(text: str) -> Reading:

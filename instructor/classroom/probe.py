@@ -261,7 +261,7 @@ class RemoteFunction:
     channel: Channel
 
     @property
-    def __name__(self) -> str:  # noqa: PLW3201 - the checks print a function's __name__
+    def __name__(self) -> str:  # the checks print a function's __name__
         return self.name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

@@ -87,7 +87,6 @@ class ExecutionResult:
     outcome: str = "ok"
     """``ok``, ``time limit``, ``kernel died`` or ``grader error``."""
     detail: str = ""
-    isolation: str = "none"
     zeroed: tuple[ZeroedTest, ...] = ()
     restored: tuple[str, ...] = ()
     """Replacements found (and undone) before a test."""
@@ -95,8 +94,6 @@ class ExecutionResult:
     """What the kernel's audit hook saw (connections, subprocesses, writes outside its copy)."""
     truncated_cells: tuple[int, ...] = ()
     seconds: float = 0.0
-    kernel_seconds: float = 0.0
-    """Kernel start, guard set-up (which imports torch) and the notebook's imports cell."""
     best_effort: tuple[str, ...] = ()
     """Rules measured inside the student's kernel (a determined student could forge them),
     each with the test that asked: ``"check_largest_tensor (...) in test_x"``."""

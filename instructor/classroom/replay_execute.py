@@ -24,7 +24,7 @@ class ReplayExecute(NbGraderPreprocessor):
         help="notebook name -> the executed notebook (nbformat dict) of the sandboxed run"
     ).tag(config=True)
 
-    def preprocess(self, nb, resources):  # noqa: ANN001 - nbconvert's signature
+    def preprocess(self, nb, resources):  # nbconvert's signature
         info = resources["nbgrader"]
         name = info["notebook"]
         where = (info["student"], info["assignment"], name)

@@ -9,8 +9,8 @@ that the process limit (``RLIMIT_NPROC``, which root ignores) stops fork bombs. 
 sets the memory (address space), CPU-time, process and file-size limits.
 
 Without bwrap (macOS, Windows, a Linux without it) the kernel runs as a plain process with
-the same ``prlimit`` limits where ``prlimit`` exists, and the grader says so: see the README's
-table of what is isolated where.
+the same ``prlimit`` limits where ``prlimit`` exists, and the grader says so: see the table
+of what is isolated where in ``docs/instructors.md``.
 """
 
 from __future__ import annotations

@@ -144,11 +144,11 @@ class _Inspector:
         found: list[str] = []
 
         class Noting(IPythonRenderer):
-            def block_html(self, html: str) -> str:  # noqa: ARG002
+            def block_html(self, html: str) -> str:
                 found.append("raw HTML")
                 return ""
 
-            def inline_html(self, html: str) -> str:  # noqa: ARG002
+            def inline_html(self, html: str) -> str:
                 found.append("raw HTML")
                 return ""
 
@@ -157,7 +157,7 @@ class _Inspector:
                     found.append(f"a link to {url[:40]!r}")
                 return super().link(text, url, title)
 
-            def image(self, text: str, url: str, title: str | None = None) -> str:  # noqa: ARG002
+            def image(self, text: str, url: str, title: str | None = None) -> str:
                 if not _url_is_safe(url, attachments):
                     found.append(f"an image from {url[:40]!r}")
                 return ""
@@ -409,5 +409,5 @@ class SanitiseNotebook(Preprocessor):
         config=True
     )
 
-    def preprocess(self, nb: NotebookNode, resources: dict[str, Any]):  # noqa: ANN201
+    def preprocess(self, nb: NotebookNode, resources: dict[str, Any]):
         return sanitise_notebook(nb), resources

@@ -1,4 +1,3 @@
-# ruff: noqa: E501 - UNPROVEN quotes the test cells' messages whole
 """Every known-mistake message that a visible test can show is proven by a grading case.
 
 A visible test names a mistake in three ways: a key of a ``known_mistakes={...}`` argument

@@ -108,7 +108,7 @@ def solution_lines(notebook_id: str) -> set[str]:
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format, *args) -> None:  # noqa: A002
+    def log_message(self, format, *args) -> None:
         pass
 
 

@@ -6,11 +6,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
+import pytest
+import torch
+import torch.nn.functional as F
 
-from helpers import data  # noqa: E402
+from helpers import data
 
 
 def test_vocabulary_and_sentences() -> None:

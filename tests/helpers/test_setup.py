@@ -6,10 +6,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
+import numpy as np
+import torch
 
-from helpers import setup  # noqa: E402
+from helpers import setup
 
 
 def test_start_notebook_seeds_everything() -> None:

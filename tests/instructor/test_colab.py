@@ -61,7 +61,7 @@ def test_setup_cell_is_a_no_op_outside_colab() -> None:
 
     python = TransformerManager().transform_cell(colab.colab_setup_source(("x",)))
     namespace: dict = {"get_ipython": lambda: pytest.fail("installed outside Colab")}
-    exec(compile(python, "<setup>", "exec"), namespace)
+    exec(compile(python, "<setup>", "exec"), namespace)  # noqa: S102 - the set-up cell, ours
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """The pure parts of one notebook's execution: a guard cell before each test cell, the
 guard's reports, a notebook that could not run. (Execution in the sandbox, with the test
-cells judged in the grader, is proven in test_verdicts.py and end to end in test_grade.py.)"""
+cells judged in the grader, is proven below and end to end in test_grade.py.)"""
 
 from __future__ import annotations
 

@@ -70,7 +70,7 @@ def _cells(summary: HandInSummary, assignment: str) -> dict[str, float]:
     return {c.cell: c.score for c in summary.notebooks[assignment].cells or ()}
 
 
-def _error(notebook, cell_id: str) -> str:  # noqa: ANN001 - an nbformat notebook
+def _error(notebook, cell_id: str) -> str:  # an nbformat notebook
     cell = next(c for c in anatomy.test_cells(notebook) if anatomy.grade_id(c) == cell_id)
     errors = [o for o in cell.outputs if o.get("output_type") == "error"]
     return f"{errors[0].ename}: {errors[0].evalue}" if errors else ""

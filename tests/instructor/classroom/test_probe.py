@@ -1,5 +1,5 @@
 """Probes between the grader and a kernel, with the kernel's side run in this process (the
-sandboxed kernel itself: test_verdicts.py): functions, exceptions, inputs changed in place,
+sandboxed kernel itself: test_execute.py): functions, exceptions, inputs changed in place,
 modules and their stand-ins, and answers that break the protocol."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def test_values_are_looked_up_and_missing_names_raise_name_error(kernel, channel
 
 
 def test_exceptions_come_back_as_their_built_in_type(kernel, channel) -> None:
-    def check(n):  # noqa: ANN001
+    def check(n):
         if n < 0:
             raise ValueError(f"n = {n} is negative")
         raise NotImplementedError
@@ -66,7 +66,7 @@ def test_inputs_changed_in_place_are_recorded_not_copied_back(kernel, channel) -
     """The grader's objects stay as the test made them, so expected answers never depend
     on the kernel; the change is recorded, for the verdict to fail the test."""
 
-    def careless(x):  # noqa: ANN001
+    def careless(x):
         x -= x.max()
         return x
 
@@ -154,7 +154,7 @@ def test_a_module_comes_back_as_a_stand_in_that_runs_in_the_kernel(kernel, chann
 
 
 class Doubler(nn.Module):
-    def forward(self, x):  # noqa: ANN001
+    def forward(self, x):
         return 2 * x
 
 

@@ -54,7 +54,7 @@ def test_an_undefined_function_fails_with_name_error(kernel, channel) -> None:
 def test_a_result_that_lies_about_itself_is_only_data(kernel, channel) -> None:
     class AlwaysClose(torch.Tensor):
         @classmethod
-        def __torch_function__(cls, func, types, args=(), kwargs=None):  # noqa: ANN001
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
             if func in (torch.allclose, torch.isclose, torch.equal):
                 return True
             return super().__torch_function__(func, types, args, kwargs or {})
