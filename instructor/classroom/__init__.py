@@ -14,8 +14,8 @@ Modules, one job each:
 - :mod:`.integrity`: what a submitted file changed in the released notebook;
 - :mod:`.execute`: one notebook in a sandboxed kernel, its test cells judged;
 - :mod:`.verdict`: one test cell run in the grader's process; :mod:`.probe`: the grader's
-  side of a call into the kernel, :mod:`.probe_kernel` the kernel's, :mod:`.wire` the data
-  format between them;
+  side of a call into the kernel, :mod:`.probe_kernel` the kernel's, :mod:`.protocol` the
+  requests and replies between them, :mod:`.wire` the values inside those;
 - :mod:`.sandbox`: bubblewrap and limits; :mod:`.guard`: runs inside the kernel;
 - :mod:`.reaper`: every process a kernel leaves is ended with its notebook;
 - :mod:`.gradebook_watch`: a score changed during a run, not by the grader, stops it;
@@ -35,4 +35,5 @@ goes through :mod:`instructor.lms.csv_safety`.
 
 The benchmark against plain nbgrader is :mod:`instructor.benchmark_class_grading`.
 Importing this package is cheap: Dask and nbgrader load when grading starts.
+``docs/architecture.md`` follows one grading run and one probe through these modules.
 """

@@ -59,7 +59,14 @@ from .forked_kernel import (
 from .guard import REPORT_PREFIX
 from .probe import Channel, KernelGone, ProbeError, ProbeTimeout
 from .reaper import reaped
-from .records import STUDENT_VIEW, ExecutionResult, GraderEnvironmentError, ZeroedTest
+from .records import (
+    STUDENT_VIEW,
+    ExecutionResult,
+    GraderEnvironmentError,
+    Outcome,
+    ZeroedTest,
+    ZeroKind,
+)
 from .sandbox import Limits, copy_font_cache, isolation, sandbox_command, sandbox_uid
 from .verdict import BEST_EFFORT, TestVerdict, run_test
 
@@ -317,23 +324,23 @@ async def _run(
             client.async_execute_graded(judge, student_view), timeout=limits.wall_seconds
         )
     except TimeoutError:
-        return "time limit"
+        return Outcome.TIME_LIMIT
     except DeadKernelError:
-        return "kernel died"
+        return Outcome.KERNEL_DIED
     finally:
         if km.has_kernel:
             await km.shutdown_kernel(now=True)
-    return "ok"
+    return Outcome.OK
 
 
-def unexecuted(notebook: NotebookNode, outcome: str, reason: str) -> ExecutionResult:
+def unexecuted(notebook: NotebookNode, outcome: Outcome, reason: str) -> ExecutionResult:
     """The result of a notebook that could not be executed: every test cell scores 0."""
     nb = nbformat.from_dict(json.loads(json.dumps(notebook)))
     zeroed = []
     for cell in nb.cells:
         if anatomy.is_test_cell(cell):
             cell.outputs = [_error_output(reason)]
-            zeroed.append(ZeroedTest(anatomy.grade_id(cell), reason))
+            zeroed.append(ZeroedTest(anatomy.grade_id(cell), reason, ZeroKind.NOT_RUN))
     return ExecutionResult(dict(nb), outcome=outcome, detail=reason, zeroed=tuple(zeroed))
 
 
@@ -359,7 +366,7 @@ def execute_notebook(
             their text, ``<Figure size ...>``: no grade depends on them.
     """
     result = _execute_once(notebook, name, limits or Limits(), student_view, figures)
-    if result.outcome == "grader error":
+    if result.outcome == Outcome.GRADER_ERROR:
         first = result.detail
         result = _execute_once(notebook, name, limits or Limits(), student_view, figures)
         result = replace(result, detail=(result.detail + f" (run twice: first {first})").strip())
@@ -474,17 +481,17 @@ def _execute_once(
         with contextlib.nullcontext() if zygote else reaped():
             outcome = asyncio.run(_run(client, km, limits, judge, student_view))
     except GraderEnvironmentError as error:
-        outcome, detail = "grader error", str(error)
+        outcome, detail = Outcome.GRADER_ERROR, str(error)
     except Exception as error:  # noqa: BLE001 - any failure is a recorded outcome, not a crash
-        outcome = "grader error"
+        outcome = Outcome.GRADER_ERROR
         detail = f"{type(error).__name__}: {error}"
     finally:
         tests.shutdown(wait=False, cancel_futures=True)
         shutil.rmtree(workdir, ignore_errors=True)
         shutil.rmtree(probes, ignore_errors=True)
-    if outcome == "time limit":
+    if outcome == Outcome.TIME_LIMIT:
         detail = f"the notebook ran longer than {limits.wall_seconds:g} s and the grader stopped it"
-    elif outcome == "kernel died":
+    elif outcome == Outcome.KERNEL_DIED:
         detail = "the kernel died (memory or process limit, or the code ended its own process)"
     judgement = _judge(guarded, plan, verdicts, outcome, detail)
     executed = [c for c in guarded.cells if "grader_guard" not in c.metadata]
@@ -522,7 +529,7 @@ def check_kernel_environment(limits: Limits | None = None) -> None:
     :class:`GraderEnvironmentError` if it cannot load the grader's code (run once, before a
     class is graded, so that no student is scored in a broken environment)."""
     result = _execute_once(nbformat.v4.new_notebook(), "environment-check", limits or Limits())
-    if result.outcome != "ok":
+    if result.outcome != Outcome.OK:
         raise GraderEnvironmentError(result.detail or result.outcome)
 
 
@@ -558,18 +565,18 @@ def _judge(
         elif verdict is not None:
             events.append(f"kept the grader's guard from reporting before {test}")
         cell = guarded.cells[at]
-        reason = ""
         if verdict is None:
             reason = f"{test} did not run ({outcome}: {detail})".rstrip(": )") + ")"
-            if outcome == "ok":
+            if outcome == Outcome.OK:
                 reason = f"{test} did not run"
             cell.outputs = [_error_output(reason)]
+            zeroed.append(ZeroedTest(test, reason, ZeroKind.NOT_RUN))
         elif verdict.broken_protocol:
             reason = f"{test}: the notebook broke the probe protocol ({verdict.broken_protocol})"
+            zeroed.append(ZeroedTest(test, reason, ZeroKind.BROKEN_PROTOCOL))
         elif verdict.stopped == "time limit":
             reason = f"{test}: the grader stopped a call at its time limit"
-        if reason:
-            zeroed.append(ZeroedTest(test, reason))
+            zeroed.append(ZeroedTest(test, reason, ZeroKind.STOPPED))
         if verdict is not None:
             best_effort += [f"{BEST_EFFORT[m]} in {test}" for m in verdict.best_effort]
     return Judgement(tuple(zeroed), tuple(restored), tuple(events), tuple(best_effort))

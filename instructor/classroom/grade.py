@@ -47,7 +47,7 @@ from .execute import (
 from .feedback import lacking_feedback, write_feedback
 from .gradebook_watch import GradebookWatch
 from .nbgrader_setup import WORK, NbgraderCourse
-from .records import ExecutionResult, HandIn, HandInSummary
+from .records import ExecutionResult, HandIn, HandInSummary, Outcome
 from .replay import record_hand_in
 from .reports import awaiting_lines, from_gradebook, run_lines, write_reports
 from .resume import ResumeState, fingerprint, grading_context
@@ -256,7 +256,7 @@ class ClassGrader:
                 except Exception as error:  # noqa: BLE001 - a worker lost is an outcome
                     reason = f"the grading worker failed ({type(error).__name__}: {error})"
                     notebook = staged[hand_in].notebooks[name]
-                    result = unexecuted(notebook, "grader error", reason)
+                    result = unexecuted(notebook, Outcome.GRADER_ERROR, reason)
                 results[hand_in][name] = result
                 if results[hand_in].keys() == staged[hand_in].notebooks.keys():
                     graded[hand_in] = self._record(

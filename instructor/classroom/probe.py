@@ -43,6 +43,7 @@ import torch
 from torch import nn
 
 from . import wire
+from .protocol import Measure, Op, Reply, Request, Status
 
 __all__ = [
     "ChangedInput",
@@ -129,8 +130,8 @@ class Channel:
     uid: int | None = None
     count: itertools.count = field(default_factory=itertools.count)
     calls: int = 0
-    measured: list[str] = field(default_factory=list)
-    """The in-kernel measurements asked for ("largest_tensor", "torch_calls"), in order."""
+    measured: list[Measure] = field(default_factory=list)
+    """The in-kernel measurements asked for (:class:`.protocol.Measure`), in order."""
     sources: Callable[[type], str | None] | None = None
     """The source of a class the test cell defines, for a module of it sent as an input."""
     changed: list[ChangedInput] = field(default_factory=list)
@@ -156,39 +157,51 @@ class Channel:
 
     def request(
         self,
-        target: dict,
+        label: str,
         args: tuple,
         kwargs: dict,
+        *,
+        name: str | None = None,
+        handle: int | None = None,
         state: dict[str, torch.Tensor] | None = None,
         training: dict[str, bool] | None = None,
-        measure: str | None = None,
+        measure: Measure | None = None,
     ) -> tuple[Any, dict]:
-        """Call ``target`` in the kernel on ``args`` and ``kwargs``: its result and what was
-        measured (``{}`` without ``measure``), or raise what it raised."""
+        """Call the notebook's ``name`` (or the kernel's module ``handle``) on ``args`` and
+        ``kwargs``: its result and what was measured (``{}`` without ``measure``), or raise
+        what it raised. ``label`` names the call in messages."""
         self.calls += 1
         if measure:
             self.measured.append(measure)
         folder, response = self._folders()
         writer = wire.Writer(folder, sources=self.sources)
-        message: dict[str, Any] = dict(target)
-        message["state"] = [[k, writer.tensor(v)] for k, v in (state or {}).items()]
-        message["training"] = [[k, v] for k, v in (training or {}).items()]
+        state_records = [[k, writer.tensor(v)] for k, v in (state or {}).items()]
         writer.track = True
-        message["args"] = [writer.value(a) for a in args]
-        message["kwargs"] = [[str(k), writer.value(v)] for k, v in kwargs.items()]
+        arg_records = [writer.value(a) for a in args]
+        kwarg_records = [[str(k), writer.value(v)] for k, v in kwargs.items()]
         writer.track = False
-        if any(isinstance(r, dict) and r.get("t") == "opaque" for r in message["args"]):
+        if any(record.get("t") == "opaque" for record in arg_records):
             raise TypeError("the grader cannot send this argument to the kernel")
-        message["rng"] = writer.tensor(torch.get_rng_state())
-        message["measure"] = measure
-        writer.close(message)
+        request = Request(
+            Op.CALL,
+            name=name,
+            handle=handle,
+            label=label,
+            state=state_records,
+            training=[[k, v] for k, v in (training or {}).items()],
+            args=arg_records,
+            kwargs=kwarg_records,
+            rng=writer.tensor(torch.get_rng_state()),
+            measure=measure,
+        )
+        writer.close(request.to_json())
         self.sent.update(writer.modules)
         self.run(f"__grader_probe__.answer({str(folder)!r})")
         # The kernel's random state never comes back (the student would choose the grader's
         # next inputs), but a call that drew numbers there must not leave the grader's state
         # as it was: two calls in a row (dropout in training mode) would draw the same.
         torch.rand(1)
-        return self._read(response, writer.tracked, called=str(target.get("label", "")))
+        return self._read(response, writer.tracked, called=label)
 
     def _read(
         self, response: Path, inputs: list[Any], lookup: str = "", called: str = ""
@@ -199,52 +212,34 @@ class Channel:
         reader = wire.Reader(response)
         reader.modules = lambda record: stand_in(record, reader, self)
         try:
-            message = wire.read_message(response)
-            status = message.get("status")
-            if status == "raised":
-                types = message.get("types")
-                text = message.get("message")
-                if not isinstance(types, list) or not isinstance(text, str):
-                    raise wire.WireError("an exception record without types or message")
-                raise _exception(types, text[: wire.MAX_TEXT])
-            if status != "returned":
-                raise wire.WireError(f"unknown status {str(status)[:40]!r}")
-            for index, record in _pairs(message.get("mutated", [])):
+            reply = Reply.from_json(wire.read_message(response))
+            if reply.status == Status.RAISED:
+                raise _exception(reply.types, reply.message)
+            for index, record in reply.changed:
                 original = _input(inputs, index, (torch.Tensor, np.ndarray))
                 changed = reader.value(record)
                 kind = np.ndarray if isinstance(original, np.ndarray) else torch.Tensor
                 if not isinstance(changed, kind):
                     raise wire.WireError(f"a changed input that is not a {kind.__name__}")
                 self.changed.append(ChangedInput(called, original))
-            record = message.get("value")
+            record = reply.value
             if lookup and isinstance(record, dict) and record.get("t") == "callable":
                 value = RemoteFunction(lookup, self)
             else:
                 value = reader.value(record)
-            measured = message.get("measured", {})
-            if not isinstance(measured, dict):
-                raise wire.WireError("measurements that are not a JSON object")
         except wire.WireError as error:
             raise ProbeError(str(error)) from None
-        return value, measured
+        return value, reply.measured
 
     def lookup(self, name: str) -> Any:
         """What the notebook defines under ``name``: a :class:`RemoteFunction` for a function
         or a class, else its value (raises ``NameError`` when it is not defined)."""
         folder, response = self._folders()
         writer = wire.Writer(folder)
-        writer.close({"op": "lookup", "name": name})
+        writer.close(Request(Op.LOOKUP, name=name, label=name).to_json())
         self.run(f"__grader_probe__.answer({str(folder)!r})")
         value, _ = self._read(response, [], lookup=name)
         return value
-
-
-def _pairs(records: Any) -> list[tuple[int, Any]]:
-    if not isinstance(records, list) or not all(
-        isinstance(p, list) and len(p) == 2 and type(p[0]) is int for p in records
-    ):
-        raise wire.WireError("a list of changed inputs that is not [index, value] pairs")
-    return [(p[0], p[1]) for p in records]
 
 
 def _input(inputs: list[Any], index: int, kind: type | tuple[type, ...]) -> Any:
@@ -265,12 +260,11 @@ class RemoteFunction:
         return self.name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.channel.request({"name": self.name, "label": self.name}, args, kwargs)[0]
+        return self.channel.request(self.name, args, kwargs, name=self.name)[0]
 
-    def measure(self, what: str, args: tuple) -> tuple[Any, dict]:
+    def measure(self, what: Measure, args: tuple) -> tuple[Any, dict]:
         """``self(*args)`` with one of :mod:`helpers.checks`' in-kernel measurements."""
-        target = {"name": self.name, "label": self.name}
-        return self.channel.request(target, args, {}, measure=what)
+        return self.channel.request(self.name, args, {}, name=self.name, measure=what)
 
 
 class RemoteModule(nn.Module):
@@ -311,8 +305,10 @@ class RemoteModule(nn.Module):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         channel, handle = self._probe
         state, training = self._state()
-        target = {"handle": handle, "label": f"{self._get_name()}.forward"}
-        return channel.request(target, args, kwargs, state=state, training=training)[0]
+        label = f"{self._get_name()}.forward"
+        return channel.request(label, args, kwargs, handle=handle, state=state, training=training)[
+            0
+        ]
 
 
 def stand_in(record: dict, reader: wire.Reader, channel: Channel) -> nn.Module:

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from . import wire
+from .protocol import Measure, Op, Reply, Request, Status
 
 __all__ = ["answer", "rebuild"]
 
@@ -38,14 +39,14 @@ def _namespace() -> dict[str, Any]:
     return shell.user_ns if shell is not None else {}
 
 
-def _target(request: dict, reader: wire.Reader) -> Any:
-    if request.get("handle") is not None:
-        module = _MODULES.get(request["handle"])
+def _target(request: Request, reader: wire.Reader) -> Any:
+    if request.handle is not None:
+        module = _MODULES.get(request.handle)
         if module is None:
             raise LookupError("the grader asked for a module this kernel did not build")
-        _load_state(module, request.get("state", []), request.get("training", []), reader)
+        _load_state(module, request.state, request.training, reader)
         return module
-    name = request.get("name")
+    name = request.name
     namespace = _namespace()
     if name not in namespace:
         raise NameError(f"name {name!r} is not defined")
@@ -108,67 +109,72 @@ def rebuild(record: dict, reader: wire.Reader) -> torch.nn.Module:
     return module
 
 
-def _call(target: Any, args: tuple, kwargs: dict, measure: str | None) -> tuple[Any, dict]:
+def _call(target: Any, args: tuple, kwargs: dict, measure: Measure | None) -> tuple[Any, dict]:
     if measure is None:
         return target(*args, **kwargs), {}
     from helpers import checks
 
-    if measure == "largest_tensor":
+    if measure == Measure.LARGEST_TENSOR:
         result, numel, shape, call = checks._largest_tensor_while(target, args)
         return result, {"numel": numel, "shape": list(shape), "call": call}
-    if measure == "torch_calls":
-        return None, {"count": checks._torch_calls_while(target, args)}
-    raise ValueError(f"unknown measure {measure!r}")
+    return None, {"count": checks._torch_calls_while(target, args)}
 
 
 def answer(folder: str) -> None:
     """Answer the request in ``folder``: write ``response/`` next to it."""
     request_folder = Path(folder)
     out = wire.Writer(request_folder / "response", references=_FROM_GRADER)
-    message: dict[str, Any]
+    reply: Reply
     try:
-        request = wire.read_message(request_folder)
+        request = Request.from_json(wire.read_message(request_folder))
         reader = wire.Reader(request_folder)
         reader.modules = lambda record: rebuild(record, reader)
         target = _target(request, reader)
-        if request.get("op") == "lookup":
+        if request.op == Op.LOOKUP:
             found = {"t": "callable"} if _is_callable(target) else out.value(target)
-            message = {"status": "returned", "value": found, "measured": {}, "mutated": []}
-            _MODULES.update(out.modules)
-            out.close(message)
-            return
-        reader.track = True
-        args = tuple(reader.value(r) for r in request.get("args", []))
-        kwargs = {str(k): reader.value(r) for k, r in request.get("kwargs", [])}
-        reader.track = False
-        inputs = reader.tracked
-        before = [
-            t.detach().clone()
-            if isinstance(t, torch.Tensor)
-            else np.copy(t)
-            if isinstance(t, np.ndarray)
-            else None
-            for t in inputs
-        ]
-        if request.get("rng") is not None:
-            torch.set_rng_state(reader.value(request["rng"]))
-        result, measured = _call(target, args, kwargs, request.get("measure"))
-        message = {"status": "returned", "value": out.value(result), "measured": measured}
-        message["mutated"] = [
-            [index, out.value(now)]
-            for index, (now, then) in enumerate(zip(inputs, before, strict=True))
-            if (
-                isinstance(now, torch.Tensor)
-                and not (now.shape == then.shape and now.dtype == then.dtype and now.equal(then))
+            reply = Reply(Status.RETURNED, value=found)
+        else:
+            reader.track = True
+            args = tuple(reader.value(r) for r in request.args)
+            kwargs = {str(k): reader.value(r) for k, r in request.kwargs}
+            reader.track = False
+            inputs = reader.tracked
+            before = [
+                t.detach().clone()
+                if isinstance(t, torch.Tensor)
+                else np.copy(t)
+                if isinstance(t, np.ndarray)
+                else None
+                for t in inputs
+            ]
+            if request.rng is not None:
+                torch.set_rng_state(reader.value(request.rng))
+            result, measured = _call(target, args, kwargs, request.measure)
+            reply = Reply(
+                Status.RETURNED,
+                value=out.value(result),
+                measured=measured,
+                changed=[
+                    (index, out.value(now))
+                    for index, (now, then) in enumerate(zip(inputs, before, strict=True))
+                    if _changed(now, then)
+                ],
             )
-            or (isinstance(now, np.ndarray) and not np.array_equal(now, then, equal_nan=True))
-        ]
     except BaseException as error:  # noqa: BLE001 - every failure goes back as data
-        types = [str(t.__name__) for t in type(error).__mro__]
         try:
             text = str(error)[: wire.MAX_TEXT]
         except BaseException:  # noqa: BLE001 - a message that cannot be printed
             text = "(an exception whose message cannot be shown)"
-        message = {"status": "raised", "types": types, "message": text}
+        types = [str(t.__name__) for t in type(error).__mro__]
+        reply = Reply(Status.RAISED, types=types, message=text)
     _MODULES.update(out.modules)
-    out.close(message)
+    out.close(reply.to_json())
+
+
+def _changed(now: Any, then: Any) -> bool:
+    """Whether an input differs from its copy taken before the call."""
+    if isinstance(now, torch.Tensor):
+        return not (now.shape == then.shape and now.dtype == then.dtype and now.equal(then))
+    if isinstance(now, np.ndarray):
+        return not np.array_equal(now, then, equal_nan=True)
+    return False

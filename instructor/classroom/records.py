@@ -14,10 +14,15 @@ The summaries are stored as JSON (``.grading/state/`` and ``reports/integrity.js
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "NOT_RUN_OUTCOMES",
+    "ZERO_OUTCOMES",
+    "Outcome",
+    "ZeroKind",
     "STUDENT_VIEW",
     "AWAITING",
     "GRADED",
@@ -70,12 +75,49 @@ class Screening:
     """Suspicious code outside the test cells."""
 
 
+class Outcome(StrEnum):
+    """How one notebook's grading ended (``NotebookSummary.outcome``; ``""``: not decided yet,
+    a notebook staged but not executed)."""
+
+    OK = "ok"
+    TIME_LIMIT = "time limit"
+    """The notebook ran past its wall-clock limit; the cells after it did not run."""
+    KERNEL_DIED = "kernel died"
+    GRADER_ERROR = "grader error"
+    """The grader's own machinery failed (twice); no test cell counts."""
+    MISSING = "missing"
+    """The hand-in has no such notebook."""
+    UNREADABLE = "unreadable"
+    """The file is not a notebook."""
+
+
+NOT_RUN_OUTCOMES = (Outcome.MISSING, Outcome.UNREADABLE, Outcome.GRADER_ERROR)
+"""Notebook outcomes where no test cell ran (a time limit or a dead kernel stops part way:
+their cells that did not run are :attr:`ZeroKind.NOT_RUN` in ``zeroed``)."""
+ZERO_OUTCOMES = (*NOT_RUN_OUTCOMES, Outcome.TIME_LIMIT, Outcome.KERNEL_DIED)
+"""Notebook outcomes that explain a score of 0 by themselves."""
+
+
+class ZeroKind(StrEnum):
+    """Why the grader scored a test cell 0 itself (not a failing test)."""
+
+    NOT_RUN = "not run"
+    """The notebook stopped (or never started) before this cell."""
+    BROKEN_PROTOCOL = "broken protocol"
+    """The kernel's answer to a probe was not data in the protocol's format."""
+    STOPPED = "stopped"
+    """The grader stopped a call of the student's code at its time limit."""
+    OTHER = "other"
+    """Read from a state written before kinds were recorded."""
+
+
 @dataclass(frozen=True)
 class ZeroedTest:
     """A test cell the grader scored 0, and why."""
 
     test: str
     reason: str
+    kind: ZeroKind = ZeroKind.OTHER
 
 
 @dataclass(frozen=True)
@@ -84,7 +126,7 @@ class ExecutionResult:
 
     notebook: dict[str, Any]
     """The executed notebook, cell for cell the sanitised one it was given."""
-    outcome: str = "ok"
+    outcome: Outcome = Outcome.OK
     """``ok``, ``time limit``, ``kernel died`` or ``grader error``."""
     detail: str = ""
     zeroed: tuple[ZeroedTest, ...] = ()
@@ -192,7 +234,7 @@ class NotebookSummary:
             "outcome": self.outcome,
             "notes": list(self.notes),
             "flags": list(self.flags),
-            "zeroed": {z.test: z.reason for z in self.zeroed},
+            "zeroed": {z.test: [str(z.kind), z.reason] for z in self.zeroed},
         }
         if self.seconds is not None:
             data["restored"] = list(self.restored or ())
@@ -216,7 +258,7 @@ class NotebookSummary:
             outcome=data["outcome"],
             notes=tuple(data.get("notes", ())),
             flags=tuple(data.get("flags", ())),
-            zeroed=tuple(ZeroedTest(t, r) for t, r in data.get("zeroed", {}).items()),
+            zeroed=tuple(_zeroed(t, v) for t, v in data.get("zeroed", {}).items()),
             restored=tuple(data.get("restored", ())) if executed else None,
             events=tuple(data.get("events", ())) if executed else None,
             seconds=data.get("seconds"),
@@ -284,3 +326,11 @@ class HandInSummary:
                 name: NotebookSummary.from_json(nb) for name, nb in data["notebooks"].items()
             },
         )
+
+
+def _zeroed(test: str, value: Any) -> ZeroedTest:
+    """A ``zeroed`` entry of the state: ``[kind, reason]`` (a bare reason: written before
+    kinds were recorded)."""
+    if isinstance(value, list) and len(value) == 2:
+        return ZeroedTest(test, str(value[1]), ZeroKind(value[0]))
+    return ZeroedTest(test, str(value))

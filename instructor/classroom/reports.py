@@ -65,7 +65,18 @@ from instructor.lms.export import write_exports as write_lms_exports
 from instructor.lms.roster import LmsIdentity, read_roster, roster_path
 from instructor.lms.table import Finals, GradeTable, format_points
 
-from .records import AWAITING, GRADED, UNANSWERED, CellGrade, HandInSummary, NotebookSummary
+from .records import (
+    AWAITING,
+    GRADED,
+    NOT_RUN_OUTCOMES,
+    UNANSWERED,
+    ZERO_OUTCOMES,
+    CellGrade,
+    HandInSummary,
+    NotebookSummary,
+    Outcome,
+    ZeroKind,
+)
 from .similarity import DEFAULT_THRESHOLD, SOLUTIONS, CopyPair, graded_answers, near_copies
 
 if TYPE_CHECKING:
@@ -75,7 +86,6 @@ __all__ = [
     "COURSE_TOTAL",
     "EXPORTS",
     "GRADES_HEADER",
-    "NOT_RUN_OUTCOMES",
     "TOTALS_HEADER",
     "attention",
     "awaiting_lines",
@@ -111,10 +121,6 @@ COURSE_TOTAL = "TOTAL"
 
 log = logging.getLogger(__name__)
 
-NOT_RUN_OUTCOMES = ("missing", "unreadable", "grader error")
-"""Notebook outcomes where no test cell ran (a time limit or a dead kernel stops part way:
-their cells that did not run are named in ``zeroed``)."""
-ZERO_OUTCOMES = ("missing", "unreadable", "grader error", "time limit", "kernel died")
 AWAITING_OUTCOME = "awaiting manual grading"
 MANUAL_OUTCOMES = {
     AWAITING: AWAITING_OUTCOME,
@@ -134,8 +140,8 @@ def cell_outcome(record: NotebookSummary, grade: CellGrade) -> str:
         return MANUAL_OUTCOMES[grade.manual]
     if grade.score is not None and grade.max_score is not None and grade.score >= grade.max_score:
         return "passed"
-    zeroed = {z.test: z.reason for z in record.zeroed}
-    if record.outcome in NOT_RUN_OUTCOMES or "did not run" in zeroed.get(grade.cell, ""):
+    zeroed = {z.test: z.kind for z in record.zeroed}
+    if record.outcome in NOT_RUN_OUTCOMES or zeroed.get(grade.cell) == ZeroKind.NOT_RUN:
         return "not run"
     if grade.score is None:
         return "not run"
@@ -165,7 +171,7 @@ def attention(summary: HandInSummary) -> list[str]:
     if summary.error:
         lines.append(summary.error)
     for name, record in summary.notebooks.items():
-        if record.outcome not in ("ok", ""):
+        if record.outcome not in (Outcome.OK, ""):
             lines.append(f"{name}: {record.outcome}")
         if record.imports_error:
             lines.append(

@@ -17,7 +17,7 @@ import nbformat
 
 from .integrity import compare_with_release, normalise, read_submission, scan_code
 from .nbgrader_setup import STAGED, NbgraderCourse
-from .records import HandIn, Screening
+from .records import HandIn, Outcome, Screening
 
 __all__ = ["Staged", "stage"]
 
@@ -54,13 +54,13 @@ def stage(course: NbgraderCourse, hand_in: HandIn) -> Staged:
         path = hand_in.folder / f"{name}.ipynb"
         if not path.is_file():
             screenings[name] = Screening(
-                name, "missing", (f"no {name}.ipynb in the submission (scored 0)",)
+                name, Outcome.MISSING, (f"no {name}.ipynb in the submission (scored 0)",)
             )
             continue
         reading = read_submission(path.read_text(errors="replace"))
         if reading.notebook is None:
             screenings[name] = Screening(
-                name, "unreadable", (f"{path.name}: {reading.problem} (scored 0)",)
+                name, Outcome.UNREADABLE, (f"{path.name}: {reading.problem} (scored 0)",)
             )
             continue
         released = course.released(hand_in.assignment, name)
@@ -73,7 +73,7 @@ def stage(course: NbgraderCourse, hand_in: HandIn) -> Staged:
             )
         except Exception as error:  # noqa: BLE001 - nbgrader could not make sense of it
             problem = f"nbgrader could not sanitise it ({error!r}; scored 0)"
-            screenings[name] = Screening(name, "unreadable", (*changes, problem), flags)
+            screenings[name] = Screening(name, Outcome.UNREADABLE, (*changes, problem), flags)
             continue
         nbformat.write(notebook, staged / f"{name}.ipynb")
         screenings[name] = Screening(name, "", changes, flags)

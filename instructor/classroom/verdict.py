@@ -43,6 +43,7 @@ from helpers import checks
 from instructor import anatomy
 
 from .probe import Channel, KernelGone, ProbeError, ProbeTimeout, RemoteFunction
+from .protocol import Measure
 
 __all__ = [
     "BEST_EFFORT",
@@ -54,11 +55,11 @@ __all__ = [
 ]
 
 BEST_EFFORT = {
-    "largest_tensor": "check_largest_tensor (the largest tensor made)",
-    "torch_calls": "check_no_loop_over_positions (torch calls counted)",
+    Measure.LARGEST_TENSOR: "check_largest_tensor (the largest tensor made)",
+    Measure.TORCH_CALLS: "check_no_loop_over_positions (torch calls counted)",
 }
 """In-kernel measurements, by name, and how the integrity report calls them."""
-DECIDED_OUTSIDE = {"largest_tensor": "check_without_n_by_n("}
+DECIDED_OUTSIDE = {Measure.LARGEST_TENSOR: "check_without_n_by_n("}
 """Measurements a test cell decides from outside too, when its source makes this call."""
 
 
@@ -133,7 +134,7 @@ def _install_measurements() -> None:
     def largest_tensor_while(function: Any, args: Any) -> tuple:
         if not isinstance(function, RemoteFunction):
             return local_largest(function, args)
-        result, measured = function.measure("largest_tensor", tuple(args))
+        result, measured = function.measure(Measure.LARGEST_TENSOR, tuple(args))
         numel, shape, call = measured.get("numel"), measured.get("shape"), measured.get("call")
         if type(numel) is not int or not isinstance(shape, list) or not isinstance(call, str):
             raise ProbeError("the kernel's measurement of the largest tensor is malformed")
@@ -142,7 +143,7 @@ def _install_measurements() -> None:
     def torch_calls_while(function: Any, args: Any) -> int:
         if not isinstance(function, RemoteFunction):
             return local_calls(function, args)
-        _, measured = function.measure("torch_calls", tuple(args))
+        _, measured = function.measure(Measure.TORCH_CALLS, tuple(args))
         count = measured.get("count")
         if type(count) is not int:
             raise ProbeError("the kernel's count of torch calls is malformed")

@@ -13,13 +13,14 @@ from instructor.classroom.records import (
     NotebookSummary,
     Screening,
     ZeroedTest,
+    ZeroKind,
 )
 
 EXECUTED = ExecutionResult(
     {"cells": []},
     outcome="time limit",
     detail="the notebook ran longer than 30 s and was stopped",
-    zeroed=(ZeroedTest("test_f", "test_f did not run"),),
+    zeroed=(ZeroedTest("test_f", "test_f did not run", ZeroKind.NOT_RUN),),
     restored=("torch.allclose was replaced (before test_f)",),
     events=("started a subprocess",),
     truncated_cells=(3, 4),
@@ -60,7 +61,7 @@ def test_the_json_form_is_the_resume_state_format() -> None:
     assert list(data["notebooks"]["b"]) == [
         *("outcome", "notes", "flags", "zeroed", "restored", "events", "seconds")
     ]
-    assert data["notebooks"]["b"]["zeroed"] == {"test_f": "test_f did not run"}
+    assert data["notebooks"]["b"]["zeroed"] == {"test_f": ["not run", "test_f did not run"]}
     assert scored.to_json()["cells"] == {"t": [2.0, 3.0]}
     assert HandInSummary.from_json(data) == summary
     assert NotebookSummary.from_json(scored.to_json()) == scored
@@ -105,5 +106,9 @@ def test_the_imports_cell_error_is_read_from_the_executed_notebook() -> None:
 
 
 def test_an_older_state_file_still_loads() -> None:
+    legacy = {"outcome": "ok", "notes": [], "flags": [], "zeroed": {"test_f": "it broke"}}
+    assert NotebookSummary.from_json(legacy).zeroed == (
+        ZeroedTest("test_f", "it broke", ZeroKind.OTHER),
+    )
     old = {"outcome": "ok", "notes": [], "flags": [], "zeroed": {}, "seconds": 1.0}
     assert NotebookSummary.from_json(old).imports_error == ""

@@ -16,6 +16,7 @@ from instructor.classroom.records import (
     HandInSummary,
     NotebookSummary,
     ZeroedTest,
+    ZeroKind,
 )
 from instructor.classroom.reports import (
     COURSE_TOTAL,
@@ -59,7 +60,7 @@ HOSTILE = HandInSummary(
             outcome="time limit",
             notes=("edited test cell test_a (restored from the gradebook)",),
             flags=("a: imports ctypes",),
-            zeroed=(ZeroedTest("test_a", "test_a did not run"),),
+            zeroed=(ZeroedTest("test_a", "test_a did not run", ZeroKind.NOT_RUN),),
             restored=("torch.allclose was replaced (before test_a)",),
             events=("started a subprocess",),
             seconds=30.0,
@@ -143,8 +144,9 @@ def test_each_cell_is_passed_failed_not_run_or_zeroed() -> None:
             CellGrade("test_d", 0.0, 1.0),
         ],
         [
-            ZeroedTest("test_c", "test_c did not run (time limit: stopped)"),
-            ZeroedTest("test_d", "while test_d ran: torch.allclose was replaced"),
+            ZeroedTest("test_c", "stopped by the time limit", ZeroKind.NOT_RUN),
+            # Decided by its kind, never by its words.
+            ZeroedTest("test_d", "test_d did not run? it broke", ZeroKind.BROKEN_PROTOCOL),
         ],
     )
     assert [cell_outcome(record, g) for g in record.cells] == [
@@ -194,7 +196,8 @@ def test_every_zero_that_is_not_a_wrong_answer_is_flagged() -> None:
         record = NotebookSummary(outcome=outcome, score=0.0, max_score=3.0, cells=())
         assert zero_reason(record) == outcome
     not_run = _notebook(
-        cells=[CellGrade("test_a", 0.0, 3.0)], zeroed=[ZeroedTest("test_a", "test_a did not run")]
+        cells=[CellGrade("test_a", 0.0, 3.0)],
+        zeroed=[ZeroedTest("test_a", "test_a did not run", ZeroKind.NOT_RUN)],
     )
     assert zero_reason(not_run) == "no test cell ran"
 
