@@ -79,9 +79,12 @@ execute: $(VENV)/.installed
 	@test -n "$(NB)" || (echo "usage: make execute NB=01_vector_sets" && exit 2)
 	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.record_timing=False --ExecutePreprocessor.store_widget_state=False solutions/$(NB)/$(NB).ipynb
 
-# The notebooks the registry (course.toml) lists, in order; first the badge and set-up cell of
+# The notebooks the registry (course.toml) lists, in order; first the functions' points and the
+# notebooks' times (instructor.facts), the README's table, and the badge and set-up cell of
 # every solution notebook from course.toml (repository, ref, colab_packages).
 release: $(VENV)/.installed
+	$(PYTHON) -m instructor.facts
+	$(PYTHON) -m instructor.readme
 	$(PYTHON) -m instructor.colab sync
 	cd autograder && for nb in $$($(CURDIR)/$(PYTHON) -m instructor.registry ids); do \
 	  nbgrader generate_assignment $$nb --force || exit 1; done
@@ -105,6 +108,7 @@ site: $(VENV)/.installed
 new: $(VENV)/.installed
 	@test -n "$(NB)" || (echo 'usage: make new NB=10_topic TITLE="Title"' && exit 2)
 	$(PYTHON) -m instructor.new_notebook $(NB) --title "$(TITLE)"
+	$(PYTHON) -m instructor.facts $(NB)
 	$(MAKE) execute NB=$(NB)
 	cd autograder && nbgrader generate_assignment $(NB) --force
 	$(MAKE) readme

@@ -125,7 +125,7 @@ def check_title(title: str) -> str:
 def example_exercises(template: NotebookNode) -> list[registry.Exercise]:
     """The graded functions of the template, as ``course.toml`` describes them: the name
     and parameters from each solution cell, the points from its test cells."""
-    points: dict[str, int] = defaultdict(int)
+    points: dict[str, list[int]] = defaultdict(list)
     test_ids = [anatomy.grade_id(cell) for cell in anatomy.test_cells(template)]
     exercises = []
     for cell in anatomy.function_cells(template):
@@ -134,9 +134,10 @@ def example_exercises(template: NotebookNode) -> list[registry.Exercise]:
         assert isinstance(definition, ast.FunctionDef), "the template's exercise is a function"
         for cell_id in anatomy.tests_of(name, test_ids):
             test = next(c for c in anatomy.test_cells(template) if anatomy.grade_id(c) == cell_id)
-            points[name] += int(test.metadata.nbgrader["points"])
+            points[name].append(int(test.metadata.nbgrader["points"]))
         parameters = tuple(a.arg for a in definition.args.args)
-        exercises.append(registry.Exercise(name, parameters, (), points[name]))
+        cells = tuple(points[name])
+        exercises.append(registry.Exercise(name, parameters, (), sum(cells), cells))
     return exercises
 
 
@@ -183,7 +184,7 @@ def registry_entry(
             "[[notebook.exercise]]",
             f"name = {string(exercise.name)}",
             f"parameters = [{', '.join(string(p) for p in exercise.parameters)}]",
-            f"points = {exercise.points}",
+            f"points = {_points(exercise)}",
         ]
     for question in questions:
         lines += [
@@ -194,6 +195,12 @@ def registry_entry(
             f"points = {question.points}",
         ]
     return "\n".join(lines) + "\n"
+
+
+def _points(exercise: registry.Exercise) -> str:
+    """``points`` of course.toml: a number for one test cell, else one per test cell."""
+    cells = exercise.cell_points or (exercise.points,)
+    return str(cells[0]) if len(cells) == 1 else f"[{', '.join(map(str, cells))}]"
 
 
 def with_entry(text: str, notebook_id: str, entry: str) -> str:

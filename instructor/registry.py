@@ -50,12 +50,16 @@ class Exercise:
         methods: a class's ``__init__`` and public methods as ``name(parameters)``
             (empty for a function).
         points: what its test cells are worth together.
+        cell_points: what each of its test cells is worth (``test_<name>``,
+            ``test_<name>_2``, ...): ``points = [2, 1]`` in course.toml, or one cell worth
+            ``points = 3``.
     """
 
     name: str
     parameters: tuple[str, ...]
     methods: tuple[str, ...]
     points: int
+    cell_points: tuple[int, ...] = ()
 
     @property
     def contract(self) -> tuple[str, ...]:
@@ -224,11 +228,19 @@ def check_colab_package(notebook_id: str, package: str) -> str:
 
 def _exercise(notebook_id: str, entry: dict) -> Exercise:
     try:
+        points = entry["points"]
+        cells = tuple(points) if isinstance(points, list) else (points,)
+        if not cells or not all(type(p) is int and p > 0 for p in cells):
+            raise RegistryError(
+                f"course.toml: exercise {entry['name']!r} of {notebook_id} has points = "
+                f"{points!r}: a positive integer, or a list of them (one per test cell)"
+            )
         return Exercise(
             name=entry["name"],
             parameters=tuple(entry.get("parameters", ())),
             methods=tuple(entry.get("methods", ())),
-            points=int(entry["points"]),
+            points=sum(cells),
+            cell_points=cells,
         )
     except KeyError as missing:
         raise RegistryError(

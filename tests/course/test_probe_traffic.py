@@ -46,11 +46,10 @@ def test_no_hidden_test_line_is_sent_to_the_kernel(
     hidden: set[str] = set()
     for cell in anatomy.test_cells(notebook):
         visible = anatomy.visible_part(cell.source)
-        shown = {line.strip() for line in visible.splitlines()}
-        hidden |= {
+        hidden |= {  # what the visible part already shows is no secret
             line.strip()
             for line in cell.source[len(visible) :].splitlines()
-            if len(line.strip()) >= LINE_MIN and line.strip() not in shown
+            if len(line.strip()) >= LINE_MIN and line.strip().rstrip(",") not in visible
         }
     assert hidden, f"{notebook_id} has hidden tests"
 

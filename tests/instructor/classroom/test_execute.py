@@ -13,7 +13,7 @@ from instructor import anatomy
 from instructor.classroom import execute
 from instructor.classroom.execute import _guard_report, _with_guards, unexecuted
 from instructor.classroom.guard import REPORT_PREFIX
-from instructor.classroom.records import ZeroedTest
+from instructor.classroom.records import ZeroedTest, ZeroKind
 from instructor.classroom.sandbox import Limits
 
 ASSIGNMENT = "01_vector_sets"
@@ -47,7 +47,9 @@ def test_a_notebook_that_could_not_run_scores_0_everywhere(
 ) -> None:
     result = unexecuted(release, "grader error", "the grading worker failed")
     tests = [anatomy.grade_id(c) for c in anatomy.test_cells(release)]
-    assert result.zeroed == tuple(ZeroedTest(t, "the grading worker failed") for t in tests)
+    assert result.zeroed == tuple(
+        ZeroedTest(t, "the grading worker failed", ZeroKind.NOT_RUN) for t in tests
+    )
     executed = nbformat.from_dict(result.notebook)
     for cell in anatomy.test_cells(executed):
         assert cell.outputs[0].ename == "GraderIntegrityError"
