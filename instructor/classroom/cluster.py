@@ -3,7 +3,7 @@
 The workers of a remote scheduler run the notebooks: each must import the course
 (``instructor``, ``helpers``) from a checkout at the same path as this machine's, since the
 graded notebooks and the sandbox refer to it. :func:`check_cluster` finds out within seconds
-(workers present, a probe run on each) and otherwise raises :class:`ClusterError` with what
+(workers present, a worker check run on each) and otherwise raises :class:`ClusterError` with what
 to do, instead of a run that waits forever or fails notebook by notebook.
 """
 
@@ -11,17 +11,17 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ClusterError", "check_cluster", "connect", "probe_source"]
+__all__ = ["WORKER_CHECK_SOURCE", "ClusterError", "check_cluster", "connect"]
 
 CONNECT_SECONDS = 10.0
 """How long to try to reach the scheduler."""
 WORKER_SECONDS = 10.0
-"""How long to wait for a first worker, and for the probe's answers."""
+"""How long to wait for a first worker, and for the worker checks' answers."""
 
-# The probe runs on the workers from its source (no import of this module there: a worker
+# The worker check runs on the workers from its source (no import of this module there: a worker
 # without the course must still answer why).
-probe_source = """
-def probe():
+WORKER_CHECK_SOURCE = """
+def check_worker():
     import os, sys
     found = {"python": sys.executable, "cwd": os.getcwd()}
     try:
@@ -40,10 +40,10 @@ class ClusterError(RuntimeError):
     """The cluster cannot grade this course; the message says why and what to do."""
 
 
-def _probe() -> Any:
-    namespace: dict[str, Any] = {"__name__": "instructor_cluster_probe"}
-    exec(compile(probe_source, "<course probe>", "exec"), namespace)  # noqa: S102 - our source
-    return namespace["probe"]
+def _worker_check() -> Any:
+    namespace: dict[str, Any] = {"__name__": "instructor_cluster_check"}
+    exec(compile(WORKER_CHECK_SOURCE, "<worker check>", "exec"), namespace)  # noqa: S102 - our source
+    return namespace["check_worker"]
 
 
 def _fix(address: str, root: str) -> str:
@@ -79,7 +79,9 @@ def check_cluster(client: Any, course_root: str, timeout: float = WORKER_SECONDS
             + _fix(address, course_root)
         ) from None
     try:
-        found = client.sync(client._run, _probe(), on_error="return", callback_timeout=timeout)
+        found = client.sync(
+            client._run, _worker_check(), on_error="return", callback_timeout=timeout
+        )
     except TimeoutError:
         raise ClusterError(
             f"the workers of {address} did not answer the course check within {timeout:g} s "

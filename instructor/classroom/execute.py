@@ -264,11 +264,12 @@ def _guard_report(cell: NotebookNode, nonce: str) -> dict | None:
 
 
 def _error_output(reason: str) -> NotebookNode:
+    """The error output of a test cell the notebook never reached (nbgrader scores it 0)."""
     return nbformat.v4.new_output(
         "error",
-        ename="GraderIntegrityError",
+        ename="TestNotRun",
         evalue=reason,
-        traceback=[f"GraderIntegrityError: {reason}"],
+        traceback=[f"TestNotRun: {reason}"],
     )
 
 

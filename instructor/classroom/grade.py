@@ -200,7 +200,7 @@ class ClassGrader:
                     skipped += 1
                 else:
                     todo.append(hand_in)
-        isolated = isolation()  # a bubblewrap probe: a subprocess, so once
+        isolated = isolation()  # a trial run of bubblewrap: a subprocess, so once
         log(
             f"{len(todo)} submission(s) to grade, {skipped} already graded; "
             f"isolation: {isolated}"

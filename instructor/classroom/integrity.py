@@ -24,7 +24,7 @@ __all__ = [
     "Reading",
     "compare_with_release",
     "imports_failure",
-    "normalise",
+    "normalise_notebook",
     "read_submission",
     "scan_code",
 ]
@@ -110,7 +110,7 @@ def compare_with_release(submitted: NotebookNode, released: NotebookNode) -> lis
     return notes
 
 
-def normalise(submitted: NotebookNode, released: NotebookNode) -> NotebookNode:
+def normalise_notebook(submitted: NotebookNode, released: NotebookNode) -> NotebookNode:
     """A copy nbgrader can sanitise: nbgrader marks only on the first cell of each released id.
 
     A second copy of a cell, or a cell with an id the release does not have, would make

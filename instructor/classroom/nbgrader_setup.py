@@ -28,11 +28,11 @@ import nbformat
 from .late import Deadlines
 from .records import AWAITING, GRADED, UNANSWERED, CellGrade
 
-__all__ = ["STAGED", "WORK", "NbgraderCourse", "SetupError", "cell_grade"]
+__all__ = ["STAGING_FOLDER", "WORK", "NbgraderCourse", "SetupError", "cell_grade"]
 
 WORK = ".grading"
 """Under the course root: staged copies of submissions and the resume state."""
-STAGED = f"{WORK}/staged"
+STAGING_FOLDER = f"{WORK}/staged"
 """Under the course root: the copies nbgrader's autograde reads (``submitted`` for it)."""
 
 
@@ -92,7 +92,7 @@ class NbgraderCourse:
             from .replay_execute import ReplayExecute
             from .sanitise import SanitiseNotebook
 
-            config.CourseDirectory.submitted_directory = STAGED
+            config.CourseDirectory.submitted_directory = STAGING_FOLDER
             config.Autograde.autograde_preprocessors = [
                 ReplayExecute,
                 IgnorePattern,

@@ -77,7 +77,7 @@ from .records import (
     Outcome,
     ZeroKind,
 )
-from .similarity import DEFAULT_THRESHOLD, SOLUTIONS, CopyPair, graded_answers, near_copies
+from .similarity import DEFAULT_THRESHOLD, REFERENCE_STUDENT, CopyPair, graded_answers, near_copies
 
 if TYPE_CHECKING:
     from .nbgrader_setup import NbgraderCourse
@@ -191,7 +191,7 @@ def attention(summary: HandInSummary) -> list[str]:
 
 def _copy_line(pair: CopyPair, student: str) -> str:
     other = pair.student_b if pair.student_a == student else pair.student_a
-    what = "the reference solution" if other == SOLUTIONS else other
+    what = "the reference solution" if other == REFERENCE_STUDENT else other
     return f"{pair.function}: near copy of {what} (similarity {pair.similarity:.2f})"
 
 
@@ -320,7 +320,7 @@ def integrity_markdown(
             ]
             lines += [
                 f"| {assignment} | {p.function} | {p.student_a} | "
-                f"{'solutions/' if p.student_b == SOLUTIONS else p.student_b} | "
+                f"{'solutions/' if p.student_b == REFERENCE_STUDENT else p.student_b} | "
                 f"{p.similarity:.2f} |"
                 for assignment, p in pairs
             ]
@@ -519,7 +519,7 @@ def copy_report(
     """
     answers: dict[str, dict[str, str]] = {}
     for student, notebooks in submissions.items():
-        key = f"{student} (student)" if student == SOLUTIONS else student
+        key = f"{student} (student)" if student == REFERENCE_STUDENT else student
         for notebook in notebooks:
             answers.setdefault(key, {}).update(graded_answers(notebook))
     solutions: dict[str, str] = {}

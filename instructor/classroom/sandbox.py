@@ -88,9 +88,9 @@ def isolation() -> str:
     bwrap = shutil.which("bwrap")
     if bwrap is None or not sys.platform.startswith("linux"):
         return "none"
-    probe = [bwrap, "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "true"]
+    trial = [bwrap, "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "true"]
     try:
-        ok = subprocess.run(probe, capture_output=True, timeout=20).returncode == 0
+        ok = subprocess.run(trial, capture_output=True, timeout=20).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
         ok = False
     return "bwrap" if ok else "none"

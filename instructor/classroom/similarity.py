@@ -52,15 +52,15 @@ from instructor import anatomy
 __all__ = [
     "DEFAULT_MIN_LENGTH",
     "DEFAULT_THRESHOLD",
-    "SOLUTIONS",
+    "REFERENCE_STUDENT",
     "CopyPair",
     "graded_answers",
     "near_copies",
-    "normalise",
+    "normalise_code",
     "similarity",
 ]
 
-SOLUTIONS = "solutions"
+REFERENCE_STUDENT = "solutions"
 """``CopyPair.student_b`` when the answer is a near copy of the reference solution."""
 
 DEFAULT_THRESHOLD = 0.75
@@ -85,7 +85,7 @@ class CopyPair:
 
     Attributes:
         student_a: the student whose answer is suspect.
-        student_b: the other student, or ``SOLUTIONS`` ("solutions") for the reference.
+        student_b: the other student, or ``REFERENCE_STUDENT`` ("solutions") for the reference.
         function: the ``grade_id`` of the solution cell.
         similarity: 0 to 1, the larger of the two overlap fractions copydetect reports.
     """
@@ -96,7 +96,7 @@ class CopyPair:
     similarity: float
 
 
-def normalise(source: str) -> str:
+def normalise_code(source: str) -> str:
     """An answer in canonical layout (``ast.unparse``): comments, blank lines, parentheses and
     line breaks removed or redone. Source that does not parse (a student's syntax error, an
     IPython magic) is returned as it is."""
@@ -113,7 +113,7 @@ def _fingerprint(name: str, source: str, boilerplate: np.ndarray | None) -> Code
         _WINDOW,
         boilerplate=boilerplate,
         language="python",
-        fp=io.StringIO(normalise(source)),
+        fp=io.StringIO(normalise_code(source)),
     )
 
 
@@ -123,7 +123,7 @@ def _boilerplate_hashes(source: str | None) -> np.ndarray | None:
     if not source:
         return None
     stub = CodeFingerprint(
-        "stub", NOISE_THRESHOLD, 1, language="python", fp=io.StringIO(normalise(source))
+        "stub", NOISE_THRESHOLD, 1, language="python", fp=io.StringIO(normalise_code(source))
     )
     return np.unique(np.array(sorted(stub.hashes), dtype=np.int64))
 
@@ -176,9 +176,9 @@ def near_copies(
     """
     if not 0 < threshold <= 1:
         raise ValueError(f"threshold must be in (0, 1], not {threshold}")
-    if SOLUTIONS in submissions:
+    if REFERENCE_STUDENT in submissions:
         raise ValueError(
-            f"a student may not be called {SOLUTIONS!r}: that name stands for the reference"
+            f"a student may not be called {REFERENCE_STUDENT!r}: that name stands for the reference"
         )
     boilerplate = boilerplate or {}
     functions = sorted({f for answers in submissions.values() for f in answers})
@@ -192,11 +192,11 @@ def near_copies(
         }
         prints = {s: p for s, p in prints.items() if p.token_coverage >= min_length}
         if function in reference:
-            solution = _fingerprint(f"{SOLUTIONS}:{function}", reference[function], hashes)
+            solution = _fingerprint(f"{REFERENCE_STUDENT}:{function}", reference[function], hashes)
             for student, fingerprint in prints.items():
                 score = _similarity(fingerprint, solution)
                 if score >= threshold:
-                    pairs.append(CopyPair(student, SOLUTIONS, function, score))
+                    pairs.append(CopyPair(student, REFERENCE_STUDENT, function, score))
         for (a, print_a), (b, print_b) in itertools.combinations(prints.items(), 2):
             score = _similarity(print_a, print_b)
             if score >= threshold:

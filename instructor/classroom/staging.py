@@ -15,8 +15,8 @@ from typing import Any
 
 import nbformat
 
-from .integrity import compare_with_release, normalise, read_submission, scan_code
-from .nbgrader_setup import STAGED, NbgraderCourse
+from .integrity import compare_with_release, normalise_notebook, read_submission, scan_code
+from .nbgrader_setup import STAGING_FOLDER, NbgraderCourse
 from .records import HandIn, Outcome, Screening
 
 __all__ = ["Staged", "stage"]
@@ -36,12 +36,12 @@ class Staged:
 
 def stage(course: NbgraderCourse, hand_in: HandIn) -> Staged:
     """Read, check and sanitise ``hand_in``; stage its readable notebooks."""
-    staged = course.root / STAGED / hand_in.student / hand_in.assignment
-    shutil.rmtree(staged, ignore_errors=True)
-    staged.mkdir(parents=True)
+    folder = course.root / STAGING_FOLDER / hand_in.student / hand_in.assignment
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
     timestamp = hand_in.folder / "timestamp.txt"
     if timestamp.is_file():
-        shutil.copy(timestamp, staged / "timestamp.txt")
+        shutil.copy(timestamp, folder / "timestamp.txt")
     expected = course.notebook_names(hand_in.assignment)
     notes = tuple(
         f"extra notebook {path.name} (not graded)"
@@ -66,7 +66,7 @@ def stage(course: NbgraderCourse, hand_in: HandIn) -> Staged:
         released = course.released(hand_in.assignment, name)
         changes = tuple(compare_with_release(reading.notebook, released))
         flags = tuple(scan_code(reading.notebook))
-        notebook = normalise(reading.notebook, released)
+        notebook = normalise_notebook(reading.notebook, released)
         try:
             sanitised = course.sanitise(
                 nbformat.from_dict(notebook), hand_in.student, hand_in.assignment, name
@@ -75,7 +75,7 @@ def stage(course: NbgraderCourse, hand_in: HandIn) -> Staged:
             problem = f"nbgrader could not sanitise it ({error!r}; scored 0)"
             screenings[name] = Screening(name, Outcome.UNREADABLE, (*changes, problem), flags)
             continue
-        nbformat.write(notebook, staged / f"{name}.ipynb")
+        nbformat.write(notebook, folder / f"{name}.ipynb")
         screenings[name] = Screening(name, "", changes, flags)
         notebooks[name] = dict(sanitised)
     return Staged(notes, screenings, notebooks)

@@ -10,7 +10,7 @@ from instructor import anatomy
 from instructor.classroom.integrity import (
     compare_with_release,
     imports_failure,
-    normalise,
+    normalise_notebook,
     read_submission,
     scan_code,
 )
@@ -65,7 +65,7 @@ def test_duplicates_and_forged_metadata_are_normalised(
     notes = "\n".join(compare_with_release(nb, release))
     assert "duplicated test cell test_one_hot" in notes
     assert "changed the nbgrader metadata of one_hot" in notes
-    fixed = normalise(nb, release)
+    fixed = normalise_notebook(nb, release)
     ids = [c.metadata["nbgrader"]["grade_id"] for c in fixed.cells if "nbgrader" in c.metadata]
     assert ids.count("test_one_hot") == 1
     assert "points" not in _cell(fixed, "one_hot").metadata.nbgrader

@@ -12,7 +12,7 @@ from nbgrader.plugins import LateSubmissionPlugin
 
 from instructor import anatomy, registry
 from instructor.classroom.late import PerHourPenalty
-from instructor.classroom.nbgrader_setup import STAGED, NbgraderCourse
+from instructor.classroom.nbgrader_setup import STAGING_FOLDER, NbgraderCourse
 from instructor.classroom.replay_execute import ReplayExecute
 from instructor.scratch_course import ScratchCourse
 
@@ -29,7 +29,7 @@ def test_the_course_is_read_from_its_config(course: ScratchCourse) -> None:
 def test_the_recording_api_replays_on_the_staged_copies(course: ScratchCourse) -> None:
     api = NbgraderCourse(course.root, db_url="sqlite:///elsewhere.db").recording_api
     assert api.config.Autograde.autograde_preprocessors[0] is ReplayExecute
-    assert api.coursedir.submitted_directory == STAGED
+    assert api.coursedir.submitted_directory == STAGING_FOLDER
     assert api.coursedir.db_url == "sqlite:///elsewhere.db"
 
 

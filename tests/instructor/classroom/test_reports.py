@@ -32,7 +32,7 @@ from instructor.classroom.reports import (
     write_reports,
     zero_reason,
 )
-from instructor.classroom.similarity import SOLUTIONS
+from instructor.classroom.similarity import REFERENCE_STUDENT
 from instructor.grading_cases import load_cases
 
 HONEST = HandInSummary(
@@ -378,7 +378,7 @@ def test_copies_of_the_solutions_and_of_a_classmate_are_found() -> None:
     found = {(frozenset((p.student_a, p.student_b)), p.function) for p in pairs}
     assert found == {
         (frozenset(("copier", honest.student)), "linear_attention"),
-        (frozenset(("renamer", SOLUTIONS)), "sliding_window_attention"),
+        (frozenset(("renamer", REFERENCE_STUDENT)), "sliding_window_attention"),
     }, pairs
     assert all(p.similarity >= 0.75 for p in pairs)
     summaries = [HandInSummary(s, assignment) for s in sorted(submissions)]

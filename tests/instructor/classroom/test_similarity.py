@@ -9,7 +9,7 @@ import pytest
 from instructor import anatomy
 from instructor.classroom.similarity import (
     DEFAULT_THRESHOLD,
-    SOLUTIONS,
+    REFERENCE_STUDENT,
     CopyPair,
     graded_answers,
     near_copies,
@@ -88,8 +88,8 @@ def test_renamed_copies_of_the_solution_and_of_a_peer_are_found(
 
     found = {(p.student_a, p.student_b, p.function) for p in pairs}
     assert found == {
-        ("copier_of_solutions", SOLUTIONS, FUNCTION),
-        ("verbatim_of_solutions", SOLUTIONS, FUNCTION),
+        ("copier_of_solutions", REFERENCE_STUDENT, FUNCTION),
+        ("verbatim_of_solutions", REFERENCE_STUDENT, FUNCTION),
         # The two copies of the solution are copies of each other too.
         ("copier_of_solutions", "verbatim_of_solutions", FUNCTION),
         ("honest_1", "z_copier_of_peer", FUNCTION),
@@ -122,8 +122,8 @@ def test_unattempted_stubs_and_one_liners_are_not_reported(
     # With no minimum length the identical short answers are reported.
     short = near_copies(submissions, reference, boilerplate=stubs, min_length=0)
     assert {(p.student_a, p.student_b) for p in short} == {
-        ("ana", SOLUTIONS),
-        ("ben", SOLUTIONS),
+        ("ana", REFERENCE_STUDENT),
+        ("ben", REFERENCE_STUDENT),
         ("ana", "ben"),
     }
     assert {p.function for p in short} == {"merge_heads"}
@@ -142,7 +142,7 @@ def test_bad_arguments_are_refused(reference: dict[str, str]) -> None:
     with pytest.raises(ValueError, match="threshold"):
         near_copies({}, reference, 1.5)
     with pytest.raises(ValueError, match="solutions"):
-        near_copies({SOLUTIONS: {}}, reference)
+        near_copies({REFERENCE_STUDENT: {}}, reference)
 
 
 def test_a_syntax_error_is_compared_as_written() -> None:

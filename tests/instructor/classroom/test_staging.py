@@ -5,7 +5,7 @@ from __future__ import annotations
 import nbformat
 
 from instructor import anatomy
-from instructor.classroom.nbgrader_setup import STAGED, NbgraderCourse
+from instructor.classroom.nbgrader_setup import STAGING_FOLDER, NbgraderCourse
 from instructor.classroom.records import HandIn, Screening
 from instructor.classroom.staging import stage
 from instructor.scratch_course import ScratchCourse
@@ -28,7 +28,7 @@ def test_a_readable_notebook_is_staged_sanitised(course: ScratchCourse) -> None:
     assert screening.outcome == "" and "edited test cell" in screening.notes[0]
     sanitised = nbformat.from_dict(staged.notebooks[course.assignment])
     assert anatomy.test_cells(sanitised)[0].source != "pass"
-    copy = course.root / STAGED / "alice" / course.assignment / course.notebook_name
+    copy = course.root / STAGING_FOLDER / "alice" / course.assignment / course.notebook_name
     assert copy.is_file()
 
 
