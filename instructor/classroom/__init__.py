@@ -24,7 +24,9 @@ Modules, one job each:
 - :mod:`.replay`: the sandboxed outputs recorded through nbgrader's ``autograde``, whose
   ``Execute`` step :mod:`.replay_execute` replaces;
 - :mod:`.feedback`: nbgrader's feedback HTML (:mod:`.feedback_preprocessor` its
-  preprocessor); :mod:`.reports`: grades CSV, integrity report;
+  preprocessor); :mod:`.reports`: every report of a run, by job in :mod:`.outcomes` (what a
+  cell and a hand-in came to), :mod:`.grade_tables` (grades, totals, LMS exports),
+  :mod:`.integrity_report`, :mod:`.copies` (near copies) and :mod:`.gradebook_reads`;
 - :mod:`.sanitise`: what a student wrote, made inert in feedback and autograded notebooks;
 - :mod:`.similarity`: near copies of the solutions or of each other;
 - :mod:`.records`: the typed records the parts hand each other.

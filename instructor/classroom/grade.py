@@ -45,11 +45,13 @@ from .execute import (
     unexecuted,
 )
 from .feedback import lacking_feedback, write_feedback
+from .gradebook_reads import from_gradebook
 from .gradebook_watch import GradebookWatch
+from .integrity_report import awaiting_lines
 from .nbgrader_setup import WORK, NbgraderCourse
 from .records import ExecutionResult, HandIn, HandInSummary, Outcome
 from .replay import record_hand_in
-from .reports import awaiting_lines, from_gradebook, run_lines, write_reports
+from .reports import run_lines, write_reports
 from .resume import ResumeState, fingerprint, grading_context
 from .sandbox import Limits, isolation
 from .staging import Staged, stage

@@ -11,14 +11,10 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook
 
-from instructor.classroom.reports import (
-    EXPORTS,
-    late_penalties,
-    student_names,
-    write_exports,
-    write_reports,
-)
-from instructor.lms.export import BLACKBOARD_IDENTITY, CANVAS_IDENTITY, MOODLE_WORKSHEET
+from instructor.classroom.grade_tables import write_exports
+from instructor.classroom.gradebook_reads import late_penalties, student_names
+from instructor.classroom.reports import write_reports
+from instructor.lms.export import BLACKBOARD_IDENTITY, CANVAS_IDENTITY, EXPORTS, MOODLE_WORKSHEET
 from instructor.lms.roster import LmsIdentity
 from instructor.scratch_course import nbgrader_env
 from support.summaries import one_cell_summary

@@ -19,8 +19,8 @@ import nbformat
 import pytest
 
 from instructor.classroom.grade import ClassGrader
+from instructor.classroom.outcomes import attention
 from instructor.classroom.records import HandInSummary
-from instructor.classroom.reports import attention
 from instructor.classroom.sandbox import Limits, isolation
 from instructor.scratch_course import ScratchCourse
 from support.forgeries import (

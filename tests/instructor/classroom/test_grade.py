@@ -20,8 +20,8 @@ import pytest
 
 from instructor import anatomy, registry
 from instructor.classroom.grade import ClassGrader
+from instructor.classroom.outcomes import attention
 from instructor.classroom.records import HandInSummary
-from instructor.classroom.reports import attention
 from instructor.classroom.sandbox import Limits, isolation
 from instructor.lms.csv_safety import safe_cell
 from instructor.scratch_course import ScratchCourse
@@ -223,8 +223,8 @@ def test_no_script_reaches_the_instructor(graded: dict) -> None:
 
 def test_no_formula_reaches_the_spreadsheet(graded: dict) -> None:
     """The student ``=1+1``: quoted in every CSV of the reports, the scores still numbers."""
-    from instructor.classroom.reports import EXPORTS
     from instructor.lms.csv_safety import FORMULA_START
+    from instructor.lms.export import EXPORTS
     from support.hostile import FORMULA_STUDENT
 
     number = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")

@@ -17,8 +17,8 @@ import pytest
 
 from instructor import anatomy
 from instructor.classroom.grade import ClassGrader
+from instructor.classroom.outcomes import attention
 from instructor.classroom.records import HandInSummary
-from instructor.classroom.reports import attention
 from instructor.classroom.sandbox import Limits, isolation
 from instructor.scratch_course import ScratchCourse
 from support.input_forgeries import CORPUS, LIES, InputForgery

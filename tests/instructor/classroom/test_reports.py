@@ -8,6 +8,14 @@ import json
 from pathlib import Path
 
 from instructor import anatomy
+from instructor.classroom.copies import copy_report
+from instructor.classroom.grade_tables import COURSE_TOTAL, GRADES_HEADER, TOTALS_HEADER
+from instructor.classroom.integrity_report import (
+    awaiting_lines,
+    best_effort_checks,
+    integrity_markdown,
+)
+from instructor.classroom.outcomes import attention, cell_outcome, zero_reason
 from instructor.classroom.records import (
     AWAITING,
     GRADED,
@@ -18,20 +26,7 @@ from instructor.classroom.records import (
     ZeroedTest,
     ZeroKind,
 )
-from instructor.classroom.reports import (
-    COURSE_TOTAL,
-    GRADES_HEADER,
-    TOTALS_HEADER,
-    attention,
-    awaiting_lines,
-    best_effort_checks,
-    cell_outcome,
-    copy_report,
-    integrity_markdown,
-    run_lines,
-    write_reports,
-    zero_reason,
-)
+from instructor.classroom.reports import run_lines, write_reports
 from instructor.classroom.similarity import REFERENCE_STUDENT
 from instructor.grading_cases import load_cases
 

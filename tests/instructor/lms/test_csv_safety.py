@@ -15,9 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from instructor.classroom.reports import EXPORTS, write_exports, write_reports
+from instructor.classroom.grade_tables import write_exports
+from instructor.classroom.reports import write_reports
 from instructor.lms.csv_safety import FORMULA_START, neutralised, safe_cell, write_rows
 from instructor.lms.export import (
+    EXPORTS,
     GradeItem,
     GradeTable,
     StudentTotal,
