@@ -12,7 +12,8 @@ Modules, one job each:
 - :mod:`.late`: a per-hour late penalty, an nbgrader ``LateSubmissionPlugin``;
 - :mod:`.staging`: a hand-in read, checked and sanitised before anything runs;
 - :mod:`.integrity`: what a submitted file changed in the released notebook;
-- :mod:`.execute`: one notebook in a sandboxed kernel, its test cells judged;
+- :mod:`.execute`: one notebook in a sandboxed kernel, its test cells judged
+  (:mod:`.kernel_session`: the kernel, the nbclient client and the judge of its test cells);
 - :mod:`.verdict`: one test cell run in the grader's process; :mod:`.probe`: the grader's
   side of a call into the kernel, :mod:`.probe_kernel` the kernel's, :mod:`.protocol` the
   requests and replies between them, :mod:`.wire` the values inside those;

@@ -24,25 +24,18 @@ depth: what it finds replaced goes to the integrity report, and no grade depends
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import json
 import os
 import secrets
 import shutil
-import subprocess
 import tempfile
 import time
-import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
-from queue import Empty
 from typing import Any
 
 import nbformat
-from jupyter_client.manager import AsyncKernelManager
-from jupyter_core.utils import ensure_async
-from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
 
@@ -52,12 +45,17 @@ from instructor.paths import SOLUTIONS
 from .forked_kernel import (
     Zygote,
     ZygoteError,
-    ZygoteProvisioner,
     zygote_available,
     zygote_for_worker,
 )
 from .guard import REPORT_PREFIX
-from .probe import Channel, KernelGone, ProbeError, ProbeTimeout
+from .kernel_session import (
+    INSTALL_HINT,
+    GradingClient,
+    KernelSession,
+    SandboxedKernelManager,
+    grading_client,
+)
 from .reaper import reaped
 from .records import (
     STUDENT_VIEW,
@@ -67,8 +65,8 @@ from .records import (
     ZeroedTest,
     ZeroKind,
 )
-from .sandbox import Limits, copy_font_cache, isolation, sandbox_command, sandbox_uid
-from .verdict import BEST_EFFORT, TestVerdict, run_test
+from .sandbox import Limits, copy_font_cache, isolation, sandbox_uid
+from .verdict import BEST_EFFORT, TestVerdict
 
 __all__ = [
     "STUDENT_VIEW",
@@ -79,12 +77,6 @@ __all__ = [
 ]
 
 
-INSTALL_HINT = (
-    "Install the course package (pip install -e '.[instructor]') in the environment the "
-    "kernel runs in."
-)
-
-
 @dataclass(frozen=True)
 class GuardedTest:
     """A test cell after its guard cell in the guarded notebook."""
@@ -93,142 +85,6 @@ class GuardedTest:
     at: int
     """The test cell's index in the guarded notebook (its guard: ``at - 1``)."""
     nonce: str
-
-
-class SandboxedKernelManager(AsyncKernelManager):
-    """A kernel manager whose kernel starts in the sandbox and talks over Unix sockets.
-
-    Unix sockets live in the submission's folder, so the grader outside reaches a kernel
-    whose network namespace has no way out.
-    """
-
-    def __init__(
-        self,
-        workdir: Path,
-        probes: Path,
-        limits: Limits,
-        uid: int,
-        zygote: Zygote | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(kernel_name="python3", transport="ipc", **kwargs)
-        self.uid = uid
-        self.workdir = workdir
-        self.probes = probes
-        self.limits = limits
-        self.zygote = zygote
-        self.ip = str(workdir / "kernel")
-        self.connection_file = str(workdir / "kernel.json")
-
-    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
-        command = super().format_kernel_cmd(extra_arguments)
-        if self.zygote is not None:
-            return command  # the zygote's sandbox, user id and limits apply to its child
-        return sandbox_command(command, self.workdir, self.limits, self.uid, self.probes)
-
-    async def _async_pre_start_kernel(self, **kw: Any) -> tuple[list[str], dict[str, Any]]:
-        if self.zygote is not None and self.provisioner is None:
-            self.kernel_id = self.kernel_id or str(uuid.uuid4())
-            provisioner = ZygoteProvisioner(
-                kernel_id=self.kernel_id, kernel_spec=self.kernel_spec, parent=self
-            )
-            provisioner.zygote, provisioner.workdir = self.zygote, self.workdir
-            provisioner.uid, provisioner.limits = self.uid, self.limits
-            self.provisioner = provisioner
-        return await super()._async_pre_start_kernel(**kw)
-
-    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
-        # The kernel's own console chatter is not the grader's business.
-        kw.update(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        await super()._async_launch_kernel(kernel_cmd, **kw)
-
-    def write_connection_file(self, **kwargs: Any) -> tuple[str, dict]:
-        written = super().write_connection_file(**kwargs)
-        if os.geteuid() == 0 and isolation() == "bwrap":
-            os.chown(self.connection_file, self.uid, self.uid)
-        return written
-
-
-class GradingClient(NotebookClient):
-    """nbclient with a cap on each cell's stored output."""
-
-    def __init__(self, *args: Any, output_limit: int, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.output_limit = output_limit
-        self.output_sizes: dict[int, int] = {}
-        self.truncated: set[int] = set()
-
-    def output(self, outs, msg, display_id, cell_index):  # nbclient's signature
-        size = len(json.dumps(msg.get("content", {})))
-        used = self.output_sizes.get(cell_index, 0) + size
-        self.output_sizes[cell_index] = used
-        if used > self.output_limit:
-            if cell_index not in self.truncated:
-                self.truncated.add(cell_index)
-                note = f"[output beyond {self.output_limit // 1024} KiB dropped by the grader]\n"
-                outs.append(nbformat.v4.new_output("stream", name="stdout", text=note))
-            return None
-        return super().output(outs, msg, display_id, cell_index)
-
-    async def async_execute_graded(self, judge: Any, student_view: bool = False) -> None:
-        """Execute the notebook's cells in the kernel, except test cells: for each of those,
-        ``await judge(index, cell)``, which decides it outside the kernel.
-
-        With ``student_view``, each test cell first runs in the kernel too, as in the
-        student's notebook; its outputs are kept in the cell's metadata
-        (``student_view_outputs``), never graded: the course's own tests check that both
-        views of every grading case agree.
-        """
-        async with self.async_setup_kernel():
-            assert self.kc is not None
-            await self.async_wait_for_reply(await ensure_async(self.kc.kernel_info()))
-            await judge(None, None)
-            for index, cell in enumerate(self.nb.cells):
-                if anatomy.is_test_cell(cell):
-                    if student_view:
-                        await self.async_execute_cell(cell, index, execution_count=None)
-                        cell.metadata[STUDENT_VIEW] = cell.outputs
-                        cell.outputs = []
-                    await judge(index, cell)
-                else:
-                    await self.async_execute_cell(
-                        cell, index, execution_count=self.code_cells_executed + 1
-                    )
-
-    async def probe(self, code: str, seconds: float) -> None:
-        """Execute ``code`` silently in the kernel; return when it has replied.
-
-        Raises :class:`ProbeTimeout` after ``seconds`` (the kernel is interrupted first) and
-        :class:`KernelGone` when the kernel dies meanwhile.
-        """
-        assert self.kc is not None and self.km is not None
-        msg_id = self.kc.execute(code, silent=True, store_history=False, allow_stdin=False)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + seconds
-        interrupted = False
-        while True:
-            try:
-                msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=0.05))
-            except Empty:
-                try:
-                    await self._async_check_alive()
-                except DeadKernelError:
-                    raise KernelGone("the kernel stopped answering") from None
-                if loop.time() > deadline:
-                    if interrupted:
-                        raise ProbeTimeout(
-                            f"the call ran longer than {seconds:g} s (the grader's time limit) "
-                            "and ignored the interrupt"
-                        ) from None
-                    await ensure_async(self.km.interrupt_kernel())
-                    interrupted, deadline = True, loop.time() + 5
-                continue
-            if msg["parent_header"].get("msg_id") == msg_id:
-                if interrupted:
-                    raise ProbeTimeout(
-                        f"the call ran longer than {seconds:g} s, the grader's time limit"
-                    )
-                return
 
 
 def _with_guards(nb: NotebookNode) -> tuple[NotebookNode, list[GuardedTest]]:
@@ -317,12 +173,13 @@ async def _run(
     client: GradingClient,
     km: SandboxedKernelManager,
     limits: Limits,
-    judge: Any,
+    session: KernelSession,
     student_view: bool,
-) -> str:
+) -> Outcome:
     try:
         await asyncio.wait_for(
-            client.async_execute_graded(judge, student_view), timeout=limits.wall_seconds
+            client.async_execute_graded(session.judge, student_view),
+            timeout=limits.wall_seconds,
         )
     except TimeoutError:
         return Outcome.TIME_LIMIT
@@ -397,104 +254,30 @@ def _execute_once(
     probes = _prepare_probes(zygote.slots if zygote else None)
     own_uid = os.geteuid() == 0 and isolation() == "bwrap"
     (workdir / f"{name}.ipynb").write_text(nbformat.writes(nb))
-    verdicts: dict[int, TestVerdict] = {}
-
-    def note_reply(cell: NotebookNode, cell_index: int, execute_reply: dict) -> None:
-        content = execute_reply.get("content", {})
-        if content.get("status") == "error":
-            enames = {o.get("ename") for o in cell.outputs if o.get("output_type") == "error"}
-            if content.get("ename") not in enames:
-                # A time-out has no error output of its own (nbgrader adds one the same way).
-                cell.outputs.append(
-                    nbformat.v4.new_output(
-                        "error",
-                        ename=content.get("ename", "Error"),
-                        evalue=content.get("evalue", ""),
-                        traceback=content.get("traceback") or [content.get("ename", "Error")],
-                    )
-                )
-
     km = SandboxedKernelManager(workdir, probes, limits, uid, zygote)
-    client = GradingClient(
-        guarded,
-        km=km,
-        output_limit=limits.output_kib * 1024,
-        timeout=limits.cell_seconds,
-        startup_timeout=120,
-        allow_errors=True,
-        interrupt_on_timeout=True,
-        raise_on_iopub_timeout=True,
-        record_timing=False,
-        error_on_timeout={
-            "ename": "CellTimeoutError",
-            "evalue": f"the grader stopped the cell at its time limit of {limits.cell_seconds} s",
-            "traceback": [
-                f"CellTimeoutError: the grader stopped the cell at its time limit of "
-                f"{limits.cell_seconds} s"
-            ],
-        },
-        extra_arguments=[
-            "--HistoryManager.hist_file=:memory:",
-            *[
-                f"--IPKernelApp.exec_lines={line}"
-                for line in _start_lines(workdir, probes, figures)
-            ],
-        ],
-        resources={"metadata": {"path": str(workdir)}},
-        on_cell_executed=note_reply,
-    )
-    km.kernel_spec.interrupt_mode = "message"  # signals do not cross into the sandbox
-    # One thread runs the test cells; it is never waited for, so a test stuck on a stopped
-    # kernel cannot hold the worker (its probes fail once the kernel is gone).
-    tests = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"tests-{name}")
-
-    seconds = float(limits.cell_seconds)
-    loops: list[asyncio.AbstractEventLoop] = []
-
-    def run(code: str) -> None:
-        future = asyncio.run_coroutine_threadsafe(client.probe(code, seconds), loops[0])
-        try:
-            future.result(timeout=seconds + 30)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise KernelGone("the grader lost the kernel") from None
-
-    channel = Channel(probes, run, uid if own_uid else None)
-
-    async def judge(index: int | None, cell: NotebookNode | None) -> None:
-        loop = asyncio.get_running_loop()
-        loops[:] = [loop]
-        if cell is None:
-            await loop.run_in_executor(tests, _handshake, channel)
-            return
-        verdict = await loop.run_in_executor(
-            tests, run_test, cell.source, anatomy.grade_id(cell), channel, seconds
-        )
-        cell.outputs = verdict.outputs
-        verdicts[index] = verdict
-        if verdict.stopped == "kernel died":
-            raise DeadKernelError("the kernel died during a test")
+    client = grading_client(guarded, km, limits, _start_lines(workdir, probes, figures))
+    session = KernelSession(client, probes, uid if own_uid else None, limits.cell_seconds, name)
 
     detail = ""
     try:
         # Without a zygote, the kernel is this process's child: whatever it leaves running
         # is found and ended here (with a zygote, the zygote ends its user's processes).
         with contextlib.nullcontext() if zygote else reaped():
-            outcome = asyncio.run(_run(client, km, limits, judge, student_view))
+            outcome = asyncio.run(_run(client, km, limits, session, student_view))
     except GraderEnvironmentError as error:
         outcome, detail = Outcome.GRADER_ERROR, str(error)
     except Exception as error:  # noqa: BLE001 - any failure is a recorded outcome, not a crash
         outcome = Outcome.GRADER_ERROR
         detail = f"{type(error).__name__}: {error}"
     finally:
-        tests.shutdown(wait=False, cancel_futures=True)
+        session.close()
         shutil.rmtree(workdir, ignore_errors=True)
         shutil.rmtree(probes, ignore_errors=True)
     if outcome == Outcome.TIME_LIMIT:
         detail = f"the notebook ran longer than {limits.wall_seconds:g} s and the grader stopped it"
     elif outcome == Outcome.KERNEL_DIED:
         detail = "the kernel died (memory or process limit, or the code ended its own process)"
-    judgement = _judge(guarded, plan, verdicts, outcome, detail)
+    judgement = _judge(guarded, plan, session.verdicts, outcome, detail)
     executed = [c for c in guarded.cells if "grader_guard" not in c.metadata]
     assert len(executed) == len(nb.cells)
     nb.cells = executed
@@ -508,21 +291,8 @@ def _execute_once(
         truncated_cells=tuple(sorted(client.truncated)),
         seconds=time.perf_counter() - start,
         best_effort=judgement.best_effort,
-        probes=sum(v.probes for v in verdicts.values()),
+        probes=sum(v.probes for v in session.verdicts.values()),
     )
-
-
-def _handshake(channel: Channel) -> None:
-    """Before the first cell: the kernel must have loaded the grader's guard and probe."""
-    try:
-        for flag in ("__grader_guarded__", "__grader_ready__"):
-            if channel.lookup(flag) is not True:
-                raise ProbeError(f"{flag} is not set")
-    except (NameError, ProbeError, ProbeTimeout, KernelGone) as error:
-        raise GraderEnvironmentError(
-            "the kernel cannot load the grader's code (instructor.classroom.guard and "
-            f"probe_kernel): {type(error).__name__}: {error}. {INSTALL_HINT}"
-        ) from None
 
 
 def check_kernel_environment(limits: Limits | None = None) -> None:
