@@ -30,7 +30,7 @@ from .paths import solution_path
 from .registry import registry_path
 from .time_rule import notebook_minutes
 
-__all__ = ["FactsError", "main", "sync_notebook"]
+__all__ = ["FactsError", "main", "points_text", "sync_notebook"]
 
 EXERCISE = re.compile(r"(### Exercise \d+ · `(?P<name>[^`]+)` \()(?P<points>\d+) points?(\))")
 ABOUT = re.compile(r"about (\d+) minutes")
@@ -43,15 +43,16 @@ class FactsError(RuntimeError):
     """A notebook's layout does not match what course.toml lists."""
 
 
-def _points(points: int) -> str:
+def points_text(points: int) -> str:
+    """``3 points``, ``1 point``: as headings state them."""
     return f"{points} point{'s' if points != 1 else ''}"
 
 
 def sync_notebook(notebook: NotebookNode, entry: registry.Notebook) -> list[str]:
     """Write ``entry``'s points into ``notebook`` (in place); what changed, for a message."""
     changes: list[str] = []
-    test_ids = [anatomy.grade_id(cell) for cell in anatomy.test_cells(notebook)]
     cells = {anatomy.grade_id(cell): cell for cell in anatomy.test_cells(notebook)}
+    test_ids = list(cells)
     for exercise in entry.exercises:
         ids = anatomy.tests_of(exercise.name, test_ids)
         if len(ids) != len(exercise.cell_points):
@@ -72,7 +73,7 @@ def sync_notebook(notebook: NotebookNode, entry: registry.Notebook) -> list[str]
             raise FactsError(f"{entry.id}: an exercise heading names {name!r}, not in course.toml")
         if int(match["points"]) != worth[name]:
             changes.append(f"heading of {name}: {match['points']} -> {worth[name]} points")
-        return f"{match.group(1)}{_points(worth[name])}{match.group(4)}"
+        return f"{match.group(1)}{points_text(worth[name])}{match.group(4)}"
 
     def graded_line(match: re.Match) -> str:
         listed = match["list"]

@@ -306,9 +306,10 @@ class RemoteModule(nn.Module):
         channel, handle = self._probe
         state, training = self._state()
         label = f"{self._get_name()}.forward"
-        return channel.request(label, args, kwargs, handle=handle, state=state, training=training)[
-            0
-        ]
+        result, _ = channel.request(
+            label, args, kwargs, handle=handle, state=state, training=training
+        )
+        return result
 
 
 def stand_in(record: dict, reader: wire.Reader, channel: Channel) -> nn.Module:

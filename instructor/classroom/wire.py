@@ -404,11 +404,10 @@ def fill_module(module: torch.nn.Module, record: dict, reader: Reader) -> torch.
     An attribute is data and nothing more: a plain value (:func:`_plain`) under a name that
     neither the bare module nor its class holds. A ``forward``, a method, a property or a
     module or tensor where a plain value belongs breaks the protocol."""
+    taken = set(vars(module)) | {"training"}
     for key in ("attrs", "params", "buffers", "children"):
         if not isinstance(record.get(key), dict):
             raise WireError(f"a module record without {key}")
-    taken = set(vars(module)) | {"training"}
-    for key in ("attrs", "params", "buffers", "children"):
         for name in record[key]:
             _check_name(module, name, taken)
             taken.add(name)

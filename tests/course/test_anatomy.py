@@ -13,6 +13,7 @@ import pytest
 
 from instructor import anatomy, registry
 from instructor.colab import badge_markdown, colab_setup_source, colab_url
+from instructor.facts import points_text
 from instructor.paths import COURSE_ROOT, SOLUTIONS
 
 NBGRADER_KEYS = {
@@ -151,10 +152,6 @@ def headings(cell: nbformat.NotebookNode) -> list[tuple[int, str]]:
         if match:
             found.append((len(match.group(1)), match.group(2)))
     return found
-
-
-def points_text(points: int) -> str:
-    return f"{points} point{'s' if points != 1 else ''}"
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
