@@ -117,6 +117,7 @@ benchmark: $(VENV)/.installed
 	$(PYTHON) -m instructor.benchmark_attention
 	$(PYTHON) -m instructor.benchmark_notebooks
 	$(PYTHON) -m instructor.benchmark_rnn_vs_attention
+	$(PYTHON) -m instructor.benchmark_loop_rule
 	$(PYTHON) -m instructor.benchmark_class_grading
 
 grade: $(VENV)/.installed

@@ -12,6 +12,9 @@ computes that mistake itself (usually with a library call) and passes it in
 
 from __future__ import annotations
 
+import signal
+import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -437,6 +440,75 @@ def check_no_loop_over_positions(
             f"positions at once with tensor operations. {hint}".rstrip()
         )
     return counts
+
+
+class _OverTimeLimit(Exception):
+    """A call ran past the time limit of :func:`check_without_loop_over_positions`."""
+
+
+def _call_within(function: Callable[..., Any], args: Sequence[Any], seconds: float) -> Any:
+    """``function(*args)``, or raise :class:`_OverTimeLimit` once it has run ``seconds``.
+    (The class grader replaces this by a probe whose time limit the grader keeps, outside
+    the student's kernel.)"""
+    alarm = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    previous: Any = None
+    if alarm:
+
+        def stop(signum: int, frame: Any) -> None:
+            raise _OverTimeLimit
+
+        previous = signal.signal(signal.SIGALRM, stop)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    start = time.perf_counter()
+    try:
+        result = function(*args)
+    finally:
+        if alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+    # Without an alarm (Windows, a thread), or when the function swallowed it: the clock.
+    if time.perf_counter() - start > seconds:
+        raise _OverTimeLimit
+    return result
+
+
+def check_without_loop_over_positions(
+    function: Callable[..., Any],
+    args: Sequence[Any],
+    n: int,
+    name: str,
+    seconds: float = 5.0,
+    hint: str = "",
+) -> Any:
+    """Run ``function(*args)`` on inputs of ``n`` positions, so many that a Python loop over
+    them cannot end within ``seconds``; fail, naming the rule, if the call does not.
+
+    Unlike :func:`check_no_loop_over_positions`, nothing is counted while ``function``
+    runs: the class grader keeps the time limit itself, outside the student's process, so
+    that process cannot forge it. Each torch call costs microseconds, so a loop over
+    millions of positions takes tens of seconds where tensor operations take a fraction of
+    one. (A loop over Python floats, which makes no torch call per position, is faster:
+    for ``n`` in the millions it may end in time.)
+
+    Args:
+        function: the graded function.
+        args: its positional arguments for a sequence of ``n`` positions.
+        n: the number of positions.
+        name: what to call the function's work in the message.
+        seconds: the time limit.
+        hint: how to avoid the loop, for the message.
+    Returns:
+        What ``function`` returned, for further checks.
+    """
+    try:
+        return _call_within(function, args, seconds)
+    except _OverTimeLimit:
+        pass
+    raise AssertionError(
+        f"{name} did not end within {seconds:g} s: a Python loop over the {n:,} positions "
+        f"(a `for` over t, a list comprehension over the rows) makes torch calls for each of "
+        f"them. Compute all positions at once with tensor operations. {hint}".rstrip()
+    )
 
 
 def check_choice(

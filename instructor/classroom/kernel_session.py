@@ -258,12 +258,14 @@ class KernelSession:
         self.channel = Channel(probes, self.run_in_kernel, uid)
         self.verdicts: dict[int, TestVerdict] = {}
 
-    def run_in_kernel(self, code: str) -> None:
-        """Run a probe's line in the kernel, from the test thread (:attr:`Channel.run`)."""
+    def run_in_kernel(self, code: str, seconds: float | None = None) -> None:
+        """Run a probe's line in the kernel, from the test thread (:attr:`Channel.run`),
+        within ``seconds`` (never more than the cell's time limit)."""
         assert self.loop is not None, "no test cell is being judged"
-        future = asyncio.run_coroutine_threadsafe(self.client.probe(code, self.seconds), self.loop)
+        limit = self.seconds if seconds is None else min(seconds, self.seconds)
+        future = asyncio.run_coroutine_threadsafe(self.client.probe(code, limit), self.loop)
         try:
-            future.result(timeout=self.seconds + 30)
+            future.result(timeout=limit + 30)
         except concurrent.futures.TimeoutError:
             future.cancel()
             raise KernelGone("the grader lost the kernel") from None

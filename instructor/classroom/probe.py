@@ -120,13 +120,14 @@ class Channel:
         root: a folder the grader owns; the kernel can read it but write only the
             ``response`` folder of each request.
         run: executes one line of code in the kernel and returns when it has answered
-            (raises :class:`ProbeTimeout` or :class:`KernelGone`).
+            (raises :class:`ProbeTimeout` or :class:`KernelGone`), within a time limit in
+            seconds (``None``: the cell's).
         uid: the kernel's user id when the grader runs as root, so that the kernel may
             write its answer (None: the same user).
     """
 
     root: Path
-    run: Callable[[str], None]
+    run: Callable[[str, float | None], None]
     uid: int | None = None
     count: itertools.count = field(default_factory=itertools.count)
     calls: int = 0
@@ -166,10 +167,12 @@ class Channel:
         state: dict[str, torch.Tensor] | None = None,
         training: dict[str, bool] | None = None,
         measure: Measure | None = None,
+        seconds: float | None = None,
     ) -> tuple[Any, dict]:
         """Call the notebook's ``name`` (or the kernel's module ``handle``) on ``args`` and
         ``kwargs``: its result and what was measured (``{}`` without ``measure``), or raise
-        what it raised. ``label`` names the call in messages."""
+        what it raised. ``label`` names the call in messages; ``seconds`` is its time limit
+        (``None``: the cell's)."""
         self.calls += 1
         if measure:
             self.measured.append(measure)
@@ -196,7 +199,7 @@ class Channel:
         )
         writer.close(request.to_json())
         self.sent.update(writer.modules)
-        self.run(f"__grader_probe__.answer({str(folder)!r})")
+        self.run(f"__grader_probe__.answer({str(folder)!r})", seconds)
         # The kernel's random state never comes back (the student would choose the grader's
         # next inputs), but a call that drew numbers there must not leave the grader's state
         # as it was: two calls in a row (dropout in training mode) would draw the same.
@@ -237,7 +240,7 @@ class Channel:
         folder, response = self._folders()
         writer = wire.Writer(folder)
         writer.close(Request(Op.LOOKUP, name=name, label=name).to_json())
-        self.run(f"__grader_probe__.answer({str(folder)!r})")
+        self.run(f"__grader_probe__.answer({str(folder)!r})", None)
         value, _ = self._read(response, [], lookup=name)
         return value
 
@@ -265,6 +268,11 @@ class RemoteFunction:
     def measure(self, what: Measure, args: tuple) -> tuple[Any, dict]:
         """``self(*args)`` with one of :mod:`helpers.checks`' in-kernel measurements."""
         return self.channel.request(self.name, args, {}, name=self.name, measure=what)
+
+    def call_within(self, args: tuple, seconds: float) -> Any:
+        """``self(*args)`` under a time limit of ``seconds`` that the grader keeps (raises
+        :class:`ProbeTimeout` when the kernel has not answered by then)."""
+        return self.channel.request(self.name, args, {}, name=self.name, seconds=seconds)[0]
 
 
 class RemoteModule(nn.Module):

@@ -12,8 +12,9 @@ tensor it makes, the number of torch calls): those measurements can only be take
 kernel, so they are asked for there and are a best-effort check (:data:`BEST_EFFORT`); the
 integrity report names them. A test cell that also decides the rule from outside
 (:data:`DECIDED_OUTSIDE`: ``check_without_n_by_n``, inputs too large for an ``(n, n)``
-tensor in the kernel's memory) uses the measurement as a diagnostic only: a forged one
-cannot win that test, and the report does not name it.
+tensor in the kernel's memory; ``check_without_loop_over_positions``, so many positions that
+a loop cannot end within a time limit the grader keeps) uses the measurement as a diagnostic
+only: a forged one cannot win that test, and the report does not name it.
 
 A graded function that changes its inputs in place changes the kernel's copies only
 (:class:`.probe.ChangedInput`): the test's expected answers come from the grader's own
@@ -59,7 +60,10 @@ BEST_EFFORT = {
     Measure.TORCH_CALLS: "check_no_loop_over_positions (torch calls counted)",
 }
 """In-kernel measurements, by name, and how the integrity report calls them."""
-DECIDED_OUTSIDE = {Measure.LARGEST_TENSOR: "check_without_n_by_n("}
+DECIDED_OUTSIDE = {
+    Measure.LARGEST_TENSOR: "check_without_n_by_n(",
+    Measure.TORCH_CALLS: "check_without_loop_over_positions(",
+}
 """Measurements a test cell decides from outside too, when its source makes this call."""
 
 
@@ -130,6 +134,7 @@ def _install_measurements() -> None:
     if getattr(checks._largest_tensor_while, "probes_the_kernel", False):
         return
     local_largest, local_calls = checks._largest_tensor_while, checks._torch_calls_while
+    local_within = checks._call_within
 
     def largest_tensor_while(function: Any, args: Any) -> tuple:
         if not isinstance(function, RemoteFunction):
@@ -149,9 +154,18 @@ def _install_measurements() -> None:
             raise ProbeError("the kernel's count of torch calls is malformed")
         return count
 
+    def call_within(function: Any, args: Any, seconds: float) -> Any:
+        if not isinstance(function, RemoteFunction):
+            return local_within(function, args, seconds)
+        try:
+            return function.call_within(tuple(args), seconds)
+        except ProbeTimeout:
+            raise checks._OverTimeLimit from None
+
     largest_tensor_while.probes_the_kernel = True  # type: ignore[attr-defined]
     checks._largest_tensor_while = largest_tensor_while
     checks._torch_calls_while = torch_calls_while
+    checks._call_within = call_within
 
 
 def sendable_classes(source: str) -> dict[str, str]:

@@ -16,7 +16,10 @@ has read ``instructor/classroom/probe.py`` would:
 - *a forged measurement*: a ``linear_attention`` that builds the (n, n) weights (right
   values, forbidden memory) rewrites the in-kernel measurement of its largest tensor (2 of
   2 points on the grader and notebooks of commit f2bc074, 0 alone). The rule is now also
-  decided from outside (``check_without_n_by_n``).
+  decided from outside (``check_without_n_by_n``). A ``causal_linear_attention`` that loops
+  over the positions (right values, forbidden loop) rewrites the count of its torch calls
+  (3 of 3 points on the grader of commit 586643f, 0 alone); that rule is now also decided
+  from outside (``check_without_loop_over_positions``).
 
 Each trick must score exactly what its wrong answer scores alone (the lie: at most that,
 with a note of the broken protocol): ``tests/instructor/classroom/test_input_forgeries.py``.
@@ -40,6 +43,8 @@ class InputForgery:
     """The same wrong answer, with the trick."""
     cells: tuple[str, ...]
     """The test cells of ``function``."""
+    decided_by: str = ""
+    """Words of the message that fails the trick, where one check must decide it."""
 
 
 FULL_MATRIX_WINDOW = """\
@@ -168,6 +173,38 @@ def _measured(function, args):
 _checks._largest_tensor_while.__code__ = _measured.__code__
 """
 
+LOOP_CAUSAL_LINEAR_ATTENTION = """\
+import torch
+import torch.nn.functional as F
+
+
+def causal_linear_attention(Q, K, V, eps=1e-6):
+    # Wrong: a Python loop over the positions, which the exercise forbids (right values).
+    phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
+    S = torch.zeros(*Q.shape[:-1][:-1], Q.shape[-1], V.shape[-1], dtype=Q.dtype)
+    z = torch.zeros(*Q.shape[:-1][:-1], Q.shape[-1], dtype=Q.dtype)
+    rows = []
+    for i in range(Q.shape[-2]):
+        S = S + phi_k[..., i, :, None] * V[..., i, None, :]
+        z = z + phi_k[..., i, :]
+        numerator = (phi_q[..., i, :, None] * S).sum(-2)
+        rows.append(numerator / ((phi_q[..., i, :] * z).sum(-1, keepdim=True) + eps))
+    return torch.stack(rows, dim=-2)
+{trick}"""
+FORGED_COUNT = """
+
+import helpers.checks as _checks
+
+
+def _counted(function, args):
+    function(*args)
+    return 7  # "as many torch calls for every length"
+
+
+# The count the grader asks the kernel for, rewritten in place (its code object).
+_checks._torch_calls_while.__code__ = _counted.__code__
+"""
+
 CORPUS = [
     InputForgery(
         "06_efficient_attention",
@@ -184,6 +221,15 @@ CORPUS = [
         QUADRATIC_LINEAR_ATTENTION.format(trick=""),
         QUADRATIC_LINEAR_ATTENTION.format(trick=FORGED_MEASUREMENT),
         ("test_linear_attention",),
+    ),
+    InputForgery(
+        "08_rnn_vs_attention",
+        "causal_linear_attention",
+        "a forged in-kernel count",
+        LOOP_CAUSAL_LINEAR_ATTENTION.format(trick=""),
+        LOOP_CAUSAL_LINEAR_ATTENTION.format(trick=FORGED_COUNT),
+        ("test_causal_linear_attention",),
+        decided_by="did not end within 5 s",
     ),
     InputForgery(
         "10_transformer_block",

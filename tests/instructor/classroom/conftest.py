@@ -140,7 +140,7 @@ def kernel(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 def channel(tmp_path: Path) -> Channel:
     """Probes answered by :func:`probe_kernel.answer` in this process (no sandbox)."""
 
-    def run(code: str) -> None:
+    def run(code: str, seconds: float | None = None) -> None:
         call = ast.parse(code).body[0].value
         assert isinstance(call, ast.Call)
         probe_kernel.answer(call.args[0].value)

@@ -1,7 +1,7 @@
 """The class grader against forgeries through the probe protocol (``support.input_forgeries``):
 a trick scores exactly what its wrong answer scores alone, and no other student changes.
 
-For each notebook of the corpus (06 and 10), one class is graded with ``ClassGrader`` per
+For each notebook of the corpus (06, 08 and 10), one class is graded with ``ClassGrader`` per
 isolation (bubblewrap, and ``COURSE_SANDBOX=none``): the reference solution, one student
 with every wrong answer of that notebook, one with every trick. Scores are compared cell by
 cell, from the summaries the grader recorded. (A trick's test fails where its expected
@@ -100,6 +100,10 @@ def test_a_trick_scores_exactly_its_wrong_answer(graded: dict, forgery: InputFor
     assert all(wrong[c] == 0 for c in cells), f"the wrong answer alone: {wrong}"
     won = {c: trick[c] for c in cells if trick[c] != wrong[c]}
     assert not won, f"{forgery.function} ({forgery.kind}) with {graded['mode']}: {won}"
+    if forgery.decided_by:
+        autograded = graded["autograded"][forgery.assignment]["trick"]
+        errors = [_error(autograded, c) for c in cells]
+        assert all(forgery.decided_by in e for e in errors), errors
     if forgery.function in LIES:
         autograded = graded["autograded"][forgery.assignment]["trick"]
         errors = [_error(autograded, c) for c in cells]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import torch
 
 from instructor.classroom import probe_kernel
+from instructor.classroom.probe import ProbeTimeout
 from instructor.classroom.verdict import free_names, run_test
 
 TEST = """\
@@ -164,3 +165,37 @@ def test_a_measurement_decided_from_outside_too_is_not_best_effort(kernel, chann
     outside = 'check_without_n_by_n(double, (torch.ones(4),), 4, "double")\n'
     both = run_test(MEASURED_TEST.format(outside=outside), "test_double", channel, 10)
     assert both.passed and both.best_effort == []
+
+
+LOOP_TEST = """\
+import torch
+from helpers.checks import check_no_loop_over_positions, check_without_loop_over_positions
+
+check_no_loop_over_positions(prefix, lambda n: (torch.ones(n, 1),), name="prefix")
+out = check_without_loop_over_positions(prefix, (torch.ones(64, 1),), 64, "prefix", seconds=2)
+print(int(out[-1]))
+"""
+
+
+def test_the_loop_rule_is_decided_by_a_time_limit_the_grader_keeps(
+    kernel, channel, monkeypatch
+) -> None:
+    kernel["prefix"] = lambda x: x.cumsum(0)
+    limits: list[float | None] = []
+    kernel_is_slow = False
+    answer = channel.run
+
+    def run(code: str, seconds: float | None = None) -> None:
+        limits.append(seconds)
+        if seconds is not None and kernel_is_slow:  # what KernelSession.probe raises
+            raise ProbeTimeout(f"the call ran longer than {seconds:g} s")
+        answer(code, seconds)
+
+    monkeypatch.setattr(channel, "run", run)
+    verdict = run_test(LOOP_TEST, "test_prefix", channel, 10)
+    assert verdict.passed and verdict.outputs[0].text == "64\n"
+    assert verdict.best_effort == [] and limits.count(2) == 1
+    kernel_is_slow = True  # a loop the kernel's count says is none (a forged count)
+    verdict = run_test(LOOP_TEST, "test_prefix", channel, 10)
+    assert not verdict.passed and not verdict.stopped
+    assert verdict.outputs[-1].evalue.startswith("prefix did not end within 2 s")
