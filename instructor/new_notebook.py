@@ -124,7 +124,7 @@ def check_title(title: str) -> str:
 
 def example_exercises(template: NotebookNode) -> list[registry.Exercise]:
     """The graded functions of the template, as ``course.toml`` describes them: the name
-    and parameters from each solution cell, the points from its test cells."""
+    of each solution cell, the points from its test cells."""
     points: dict[str, list[int]] = defaultdict(list)
     test_ids = [anatomy.grade_id(cell) for cell in anatomy.test_cells(template)]
     exercises = []
@@ -135,9 +135,8 @@ def example_exercises(template: NotebookNode) -> list[registry.Exercise]:
         for cell_id in anatomy.tests_of(name, test_ids):
             test = next(c for c in anatomy.test_cells(template) if anatomy.grade_id(c) == cell_id)
             points[name].append(int(test.metadata.nbgrader["points"]))
-        parameters = tuple(a.arg for a in definition.args.args)
         cells = tuple(points[name])
-        exercises.append(registry.Exercise(name, parameters, (), sum(cells), cells))
+        exercises.append(registry.Exercise(name, sum(cells), cells))
     return exercises
 
 
@@ -183,7 +182,6 @@ def registry_entry(
             "",
             "[[notebook.exercise]]",
             f"name = {string(exercise.name)}",
-            f"parameters = [{', '.join(string(p) for p in exercise.parameters)}]",
             f"points = {_points(exercise)}",
         ]
     for question in questions:

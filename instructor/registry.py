@@ -1,7 +1,7 @@
 """The course registry, ``course.toml``: what the course holds, as typed records.
 
-Everything that needs the notebook list, the graded functions, their parameters or their
-points, or the concept questions and written answers, reads it from here: the anatomy tests,
+Everything that needs the notebook list, the graded functions and their points, or the
+concept questions and written answers, reads it from here: the anatomy tests,
 the README's generated table, the release check, the grading-case checks and ``make new``.
 
 A notebook's entry lists its graded functions (``[[notebook.exercise]]``), then its questions
@@ -45,10 +45,8 @@ class Exercise:
     """A graded function (or class) of a notebook.
 
     Attributes:
-        name: the function's name, which is also its solution cell's ``grade_id``.
-        parameters: the function's parameter names, in order (empty for a class).
-        methods: a class's ``__init__`` and public methods as ``name(parameters)``
-            (empty for a function).
+        name: the function's name, which is also its solution cell's ``grade_id`` (its
+            parameters are the solution's own, written nowhere else).
         points: what its test cells are worth together.
         cell_points: what each of its test cells is worth (``test_<name>``,
             ``test_<name>_2``, ...): ``points = [2, 1]`` in course.toml, or one cell worth
@@ -56,15 +54,8 @@ class Exercise:
     """
 
     name: str
-    parameters: tuple[str, ...]
-    methods: tuple[str, ...]
     points: int
     cell_points: tuple[int, ...] = ()
-
-    @property
-    def contract(self) -> tuple[str, ...]:
-        """What the solution cell's definition must show: parameters or methods."""
-        return self.methods or self.parameters
 
 
 QuestionKind = Literal["choice", "number", "written"]
@@ -237,8 +228,6 @@ def _exercise(notebook_id: str, entry: dict) -> Exercise:
             )
         return Exercise(
             name=entry["name"],
-            parameters=tuple(entry.get("parameters", ())),
-            methods=tuple(entry.get("methods", ())),
             points=sum(cells),
             cell_points=cells,
         )

@@ -16,7 +16,8 @@ Modules, one job each:
   (:mod:`.kernel_session`: the kernel, the nbclient client and the judge of its test cells);
 - :mod:`.verdict`: one test cell run in the grader's process; :mod:`.probe`: the grader's
   side of a call into the kernel, :mod:`.probe_kernel` the kernel's, :mod:`.protocol` the
-  requests and replies between them, :mod:`.wire` the values inside those;
+  requests and replies between them, :mod:`.wire` the values inside those
+  (:mod:`.module_records`: the modules among them);
 - :mod:`.sandbox`: bubblewrap and limits; :mod:`.guard`: runs inside the kernel;
 - :mod:`.reaper`: every process a kernel leaves is ended with its notebook;
 - :mod:`.gradebook_watch`: a score changed during a run, not by the grader, stops it;

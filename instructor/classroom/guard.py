@@ -51,6 +51,7 @@ WATCHED_MODULES = (
     "helpers.data",
     "helpers.plotting",
     "helpers.measure",
+    "helpers.reference_layers",
     "helpers.setup",
 )
 SHELL_METHODS = (

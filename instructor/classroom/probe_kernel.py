@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import wire
+from . import module_records, wire
 from .protocol import Measure, Op, Reply, Request, Status
 
 __all__ = ["answer", "rebuild"]
@@ -86,7 +86,7 @@ def rebuild(record: dict, reader: wire.Reader) -> torch.nn.Module:
             raise LookupError("the grader referred to a module this kernel did not build")
         _load_state(module, record.get("state", []), record.get("training", []), reader)
         return module
-    cls = wire.torch_layer(record.get("class"))
+    cls = module_records.known_layer(record.get("class"))
     if cls is None and isinstance(record.get("source"), str):
         import math
 
@@ -103,7 +103,7 @@ def rebuild(record: dict, reader: wire.Reader) -> torch.nn.Module:
         raise TypeError(f"the kernel cannot rebuild a {record.get('class')}")
     module = cls.__new__(cls)
     torch.nn.Module.__init__(module)
-    wire.fill_module(module, record, reader)
+    module_records.fill_module(module, record, reader)
     if type(record.get("handle")) is int:
         _FROM_GRADER[id(module)] = (module, record["handle"])
     return module

@@ -41,7 +41,6 @@ __all__ = [
     "Reader",
     "WireError",
     "Writer",
-    "fill_module",
     "read_message",
 ]
 
@@ -395,66 +394,3 @@ class Reader:
         if math.isnan(number) and text.lower() not in ("nan", "-nan"):
             raise WireError(f"not a float: {text!r}")
         return number
-
-
-def fill_module(module: torch.nn.Module, record: dict, reader: Reader) -> torch.nn.Module:
-    """Give the bare ``module`` (``nn.Module.__init__`` only) what ``record`` describes: its
-    plain attributes, parameters, buffers, children and train/eval flag.
-
-    An attribute is data and nothing more: a plain value (:func:`_plain`) under a name that
-    neither the bare module nor its class holds. A ``forward``, a method, a property or a
-    module or tensor where a plain value belongs breaks the protocol."""
-    taken = set(vars(module)) | {"training"}
-    for key in ("attrs", "params", "buffers", "children"):
-        if not isinstance(record.get(key), dict):
-            raise WireError(f"a module record without {key}")
-        for name in record[key]:
-            _check_name(module, name, taken)
-            taken.add(name)
-    for name, value in record["attrs"].items():
-        shown = str(name)[:60]
-        plain = reader.value(value)
-        if not _plain(plain):
-            raise WireError(f"a module attribute {shown!r} that is not a plain value")
-        object.__setattr__(module, name, plain)
-    for name, value in record["params"].items():
-        tensor = None if value is None else reader.value(value)
-        if tensor is not None and not isinstance(tensor, torch.Tensor):
-            raise WireError(f"parameter {name} is not a tensor")
-        parameter = None if tensor is None else torch.nn.Parameter(tensor, tensor.requires_grad)
-        module.register_parameter(str(name), parameter)
-    for name, value in record["buffers"].items():
-        tensor = None if value is None else reader.value(value)
-        if tensor is not None and not isinstance(tensor, torch.Tensor):
-            raise WireError(f"buffer {name} is not a tensor")
-        module.register_buffer(str(name), tensor)
-    for name, child in record["children"].items():
-        sub = None if child is None else reader.value(child)
-        if sub is not None and not isinstance(sub, torch.nn.Module):
-            raise WireError(f"child {name} is not a module")
-        module.add_module(str(name), sub)
-    module.training = bool(record.get("training", True))
-    return module
-
-
-def _check_name(module: torch.nn.Module, name: str, taken: set[str]) -> None:
-    """Refuse a name of a module record that is not new to the bare module and its class."""
-    shown = str(name)[:60]
-    if not (name.isidentifier() or name.isdigit()) or name.startswith("__") or name in taken:
-        raise WireError(f"a module record names {shown!r}, which the module already has")
-    if hasattr(type(module), name) and not _plain(getattr(type(module), name)):
-        raise WireError(f"a module record names {shown!r}, which would replace its class's")
-
-
-def torch_layer(class_name: Any) -> type | None:
-    """The class named ``class_name`` if it is one of ``torch.nn``'s own modules."""
-    import importlib
-
-    if not isinstance(class_name, str) or not class_name.startswith("torch.nn.modules."):
-        return None
-    module_name, _, qualname = class_name.rpartition(".")
-    try:
-        cls = getattr(importlib.import_module(module_name), qualname, None)
-    except ImportError:
-        return None
-    return cls if isinstance(cls, type) and issubclass(cls, torch.nn.Module) else None

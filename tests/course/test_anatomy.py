@@ -33,22 +33,13 @@ def nbgrader(cell: nbformat.NotebookNode) -> dict:
     return cell.metadata.get("nbgrader", {})
 
 
-def defined_names(source: str) -> list[tuple[str, list[str]]]:
-    """(name, parameters) of each top-level def/class in a cell: a function's parameter
-    names; a class's public methods as ``name(parameters)``."""
-    tree = ast.parse(source)
-    found = []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef):
-            found.append((node.name, [a.arg for a in node.args.args]))
-        elif isinstance(node, ast.ClassDef):
-            methods = [
-                f"{m.name}({', '.join(a.arg for a in m.args.args)})"
-                for m in node.body
-                if isinstance(m, ast.FunctionDef) and (m.name == "__init__" or m.name[0] != "_")
-            ]
-            found.append((node.name, methods))
-    return found
+def defined_names(source: str) -> list[str]:
+    """The name of each top-level def/class in a cell."""
+    return [
+        node.name
+        for node in ast.parse(source).body
+        if isinstance(node, ast.FunctionDef | ast.ClassDef)
+    ]
 
 
 def test_registry_and_solutions_hold_the_same_notebooks() -> None:
@@ -276,21 +267,21 @@ def test_graded_cells_follow_the_contract(assignment: str) -> None:
         if nbgrader(cell):
             assert set(nbgrader(cell)) <= NBGRADER_KEYS, f"unknown nbgrader keys in {cell.id}"
 
-    solutions = {}
+    solutions = []
     for cell in cells:
         if anatomy.is_function_cell(cell):
             definitions = defined_names(cell.source)
             assert len(definitions) == 1, (
                 f"solution cell {nbgrader(cell)['grade_id']} must hold exactly one def/class"
             )
-            name, parameters = definitions[0]
+            (name,) = definitions
             assert nbgrader(cell)["grade_id"] == name, "a solution cell's grade_id is its name"
             assert "### BEGIN SOLUTION" in cell.source
-            solutions[name] = parameters
+            solutions.append(name)
     entry = COURSE.notebook(assignment)
-    expected = {exercise.name: list(exercise.contract) for exercise in entry.exercises}
+    expected = [exercise.name for exercise in entry.exercises]
     assert solutions == expected, (
-        "the graded functions or their parameters differ from course.toml: "
+        "the graded functions differ from course.toml, or their order: "
         f"the notebook has {solutions}, course.toml {expected}"
     )
     questions = {anatomy.grade_id(cell) for cell in anatomy.question_cells(load(assignment))}
@@ -301,7 +292,7 @@ def test_graded_cells_follow_the_contract(assignment: str) -> None:
         meta = nbgrader(cell)
         if anatomy.is_test_cell(cell):
             match = re.fullmatch(r"test_(.+?)(?:_(\d+))?", meta["grade_id"])
-            assert match and match.group(1) in solutions.keys() | questions, (
+            assert match and match.group(1) in {*solutions, *questions}, (
                 f"test cell {meta['grade_id']} does not name a graded function or question"
             )
             assert meta.get("locked"), f"test cell {meta['grade_id']} must be locked"

@@ -117,10 +117,10 @@ def test_registry_entry_is_appended_with_the_examples(course: Path) -> None:
     )
     entry = registry.parse(after).notebook(NEW)
     assert (entry.title, entry.minutes, entry.colab_packages) == (TITLE, 25, ())
-    assert [(e.name, e.parameters, e.points) for e in entry.exercises] == [
-        ("mean_vector", ("X",), 3),
-        ("center", ("X",), 2),
-        ("squared_norms", ("X",), 1),
+    assert [(e.name, e.points) for e in entry.exercises] == [
+        ("mean_vector", 3),
+        ("center", 2),
+        ("squared_norms", 1),
     ]
     assert [(q.name, q.kind, q.points) for q in entry.questions] == [
         ("q_example_mean_order", "choice", 1),
@@ -240,7 +240,7 @@ def test_entry_goes_in_id_order_with_the_comments_kept() -> None:
         "# header\n[course]\ntitle = 'x'\n\n[[notebook]]\nid = \"01_a\"\n\n"
         '# about 03\n[[notebook]]\nid = "03_c"\n'
     )
-    entry = registry_entry("02_b", "B", 30, [registry.Exercise("f", ("x",), (), 2)])
+    entry = registry_entry("02_b", "B", 30, [registry.Exercise("f", 2)])
     inserted = with_entry(text, "02_b", entry)
     assert inserted.index('"01_a"') < inserted.index('"02_b"') < inserted.index("# about 03")
     assert inserted.index("# about 03") < inserted.index('"03_c"')

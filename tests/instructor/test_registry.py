@@ -53,9 +53,9 @@ def test_the_course_registry_loads() -> None:
     course = registry.load()
     assert course.ids[0] == "01_vector_sets" and course.ids == sorted(course.ids)
     softmax = course.notebook("02_soft_select").exercise("softmax")
-    assert softmax.parameters == ("x", "axis") and 1 <= softmax.points <= 3
-    mha = course.notebook("04_multi_head").exercise("MultiHeadSelfAttention")
-    assert mha.contract == mha.methods and mha.methods[0].startswith("__init__(")
+    assert 1 <= softmax.points <= 3 and softmax.cell_points == (softmax.points,)
+    one_hot = course.notebook("01_vector_sets").exercise("one_hot")
+    assert len(one_hot.cell_points) == 2 and one_hot.points == sum(one_hot.cell_points)
     assert course.notebook("09_gnn").colab_packages[0].startswith("torch-geometric==")
     assert course.ref.startswith("v")
 
