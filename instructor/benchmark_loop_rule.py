@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 
 from instructor.anatomy import reference_functions
-from instructor.benchmark_rnn_vs_attention import _cpu_name, _load
+from instructor.benchmark_rnn_vs_attention import cpu_name, load_average
 from instructor.paths import BENCHMARKS
 
 __all__ = ["LIMIT_SECONDS", "POSITIONS", "main"]
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
         "# Notebook 08's loop rule, decided from outside",
         "",
         f"Measured by `python -m instructor.benchmark_loop_rule` on {datetime.now():%Y-%m-%d} "
-        f"on {_cpu_name()}, torch {torch.__version__}, 1 thread, load average {_load()}: "
+        f"on {cpu_name()}, torch {torch.__version__}, 1 thread, load average {load_average()}: "
         f"`causal_linear_attention` on {POSITIONS:,} positions, d_k = d_v = 1, float64, one "
         f"run each. `check_without_loop_over_positions` fails an answer that has not ended "
         f"within {LIMIT_SECONDS:g} s.",

@@ -23,7 +23,7 @@ from helpers.measure import median_seconds
 from instructor.anatomy import reference_functions
 from instructor.paths import BENCHMARKS
 
-__all__ = ["benchmark_rnn_vs_attention", "main", "write_results"]
+__all__ = ["benchmark_rnn_vs_attention", "cpu_name", "load_average", "main", "write_results"]
 
 RESULTS_CSV = Path(str(files("helpers") / "results" / "rnn_vs_attention.csv"))
 """Shipped inside the student package, so that notebook 08 can plot it on Colab too."""
@@ -75,7 +75,7 @@ def benchmark_rnn_vs_attention(
     return rows
 
 
-def _cpu_name() -> str:
+def cpu_name() -> str:
     """The CPU's model name (Linux), or the platform's description."""
     import platform
 
@@ -88,7 +88,7 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def _load() -> str:
+def load_average() -> str:
     """The 1-minute load average (busy machines time slower), or "unknown"."""
     import os
 
@@ -114,8 +114,8 @@ def write_results(rows: list[dict[str, Any]], csv_path: Path, table_path: Path) 
         "# An RNN's loop against causal softmax attention",
         "",
         f"Measured by `python -m instructor.benchmark_rnn_vs_attention` on "
-        f"{datetime.now():%Y-%m-%d} on {_cpu_name()}, torch {torch.__version__}, "
-        f"{rows[0]['threads']} thread(s), load average {_load()}, "
+        f"{datetime.now():%Y-%m-%d} on {cpu_name()}, torch {torch.__version__}, "
+        f"{rows[0]['threads']} thread(s), load average {load_average()}, "
         f"float32, d = {rows[0]['d']}: notebook 08's `rnn_forward` (reference solution) and "
         "`F.scaled_dot_product_attention(X, X, X, is_causal=True)`, median of the runs after a "
         "warm-up. Written to `helpers/results/rnn_vs_attention.csv`, which notebook 08 plots.",
