@@ -291,8 +291,10 @@ CORPUS: list[Hostile] = [
         "allocates until the memory limit",
         _prepend("one_hot", "hog = []\nwhile True:\n    hog.append(bytearray(2**28))\n"),
         # The hog is still held after the MemoryError: whether the kernel itself can
-        # allocate afterwards depends on how close to the limit the last chunk left it.
-        outcome=("ok", "kernel died"),
+        # allocate afterwards depends on how close to the limit the last chunk left it, and
+        # on a loaded machine the rest of the notebook may then run past its time limit
+        # (seen once in CI-like runs, 2026-11-26). Whatever stops it, it scores 0.
+        outcome=("ok", "kernel died", "time limit"),
     ),
     Hostile(
         "fork_bomb",
