@@ -457,7 +457,8 @@ def _call_within(function: Callable[..., Any], args: Sequence[Any], seconds: flo
         def stop(signum: int, frame: Any) -> None:
             raise _OverTimeLimit
 
-        previous = signal.signal(signal.SIGALRM, stop)
+        # None where the handler was not set from Python: the default is put back then.
+        previous = signal.signal(signal.SIGALRM, stop) or signal.SIG_DFL
         signal.setitimer(signal.ITIMER_REAL, seconds)
     start = time.perf_counter()
     try:

@@ -25,12 +25,10 @@ notebook, release the course and regenerate the README's table.
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import re
 import sys
 import uuid
-from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,18 +123,15 @@ def check_title(title: str) -> str:
 def example_exercises(template: NotebookNode) -> list[registry.Exercise]:
     """The graded functions of the template, as ``course.toml`` describes them: the name
     of each solution cell, the points from its test cells."""
-    points: dict[str, list[int]] = defaultdict(list)
-    test_ids = [anatomy.grade_id(cell) for cell in anatomy.test_cells(template)]
+    tests = {anatomy.grade_id(cell): cell for cell in anatomy.test_cells(template)}
     exercises = []
     for cell in anatomy.function_cells(template):
         name = anatomy.grade_id(cell)
-        (definition,) = ast.parse(cell.source).body
-        assert isinstance(definition, ast.FunctionDef), "the template's exercise is a function"
-        for cell_id in anatomy.tests_of(name, test_ids):
-            test = next(c for c in anatomy.test_cells(template) if anatomy.grade_id(c) == cell_id)
-            points[name].append(int(test.metadata.nbgrader["points"]))
-        cells = tuple(points[name])
-        exercises.append(registry.Exercise(name, sum(cells), cells))
+        cells = tuple(
+            int(tests[cell_id].metadata.nbgrader["points"])
+            for cell_id in anatomy.tests_of(name, list(tests))
+        )
+        exercises.append(registry.Exercise(name, cells))
     return exercises
 
 
@@ -197,7 +192,7 @@ def registry_entry(
 
 def _points(exercise: registry.Exercise) -> str:
     """``points`` of course.toml: a number for one test cell, else one per test cell."""
-    cells = exercise.cell_points or (exercise.points,)
+    cells = exercise.cell_points
     return str(cells[0]) if len(cells) == 1 else f"[{', '.join(map(str, cells))}]"
 
 

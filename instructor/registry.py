@@ -47,15 +47,18 @@ class Exercise:
     Attributes:
         name: the function's name, which is also its solution cell's ``grade_id`` (its
             parameters are the solution's own, written nowhere else).
-        points: what its test cells are worth together.
         cell_points: what each of its test cells is worth (``test_<name>``,
             ``test_<name>_2``, ...): ``points = [2, 1]`` in course.toml, or one cell worth
             ``points = 3``.
     """
 
     name: str
-    points: int
-    cell_points: tuple[int, ...] = ()
+    cell_points: tuple[int, ...]
+
+    @property
+    def points(self) -> int:
+        """What its test cells are worth together."""
+        return sum(self.cell_points)
 
 
 QuestionKind = Literal["choice", "number", "written"]
@@ -226,11 +229,7 @@ def _exercise(notebook_id: str, entry: dict) -> Exercise:
                 f"course.toml: exercise {entry['name']!r} of {notebook_id} has points = "
                 f"{points!r}: a positive integer, or a list of them (one per test cell)"
             )
-        return Exercise(
-            name=entry["name"],
-            points=sum(cells),
-            cell_points=cells,
-        )
+        return Exercise(name=entry["name"], cell_points=cells)
     except KeyError as missing:
         raise RegistryError(
             f"course.toml: an exercise of {notebook_id} has no {missing.args[0]!r}"

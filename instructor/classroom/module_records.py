@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-from .wire import Reader, WireError, _plain
+from .wire import Reader, WireError, is_plain
 
 __all__ = ["KNOWN_MODULES", "fill_module", "known_layer"]
 
@@ -27,7 +27,7 @@ def fill_module(module: torch.nn.Module, record: dict, reader: Reader) -> torch.
     """Give the bare ``module`` (``nn.Module.__init__`` only) what ``record`` describes: its
     plain attributes, parameters, buffers, children and train/eval flag.
 
-    An attribute is data and nothing more: a plain value (:func:`_plain`) under a name that
+    An attribute is data and nothing more: a plain value (:func:`is_plain`) under a name that
     neither the bare module nor its class holds. A ``forward``, a method, a property or a
     module or tensor where a plain value belongs breaks the protocol."""
     taken = set(vars(module)) | {"training"}
@@ -40,7 +40,7 @@ def fill_module(module: torch.nn.Module, record: dict, reader: Reader) -> torch.
     for name, value in record["attrs"].items():
         shown = str(name)[:60]
         plain = reader.value(value)
-        if not _plain(plain):
+        if not is_plain(plain):
             raise WireError(f"a module attribute {shown!r} that is not a plain value")
         object.__setattr__(module, name, plain)
     for name, value in record["params"].items():
@@ -68,7 +68,7 @@ def _check_name(module: torch.nn.Module, name: str, taken: set[str]) -> None:
     shown = str(name)[:60]
     if not (name.isidentifier() or name.isdigit()) or name.startswith("__") or name in taken:
         raise WireError(f"a module record names {shown!r}, which the module already has")
-    if hasattr(type(module), name) and not _plain(getattr(type(module), name)):
+    if hasattr(type(module), name) and not is_plain(getattr(type(module), name)):
         raise WireError(f"a module record names {shown!r}, which would replace its class's")
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "Reader",
     "WireError",
     "Writer",
+    "is_plain",
     "read_message",
 ]
 
@@ -88,11 +89,12 @@ class Opaque:
         return f"<a {self.type_name} object the grader cannot read>"
 
 
-def _plain(value: Any) -> bool:
+def is_plain(value: Any) -> bool:
+    """None, a bool, number or string, or a tuple of those: what a module's attribute may be."""
     if value is None or isinstance(value, bool | int | float | str):
         return True
     if isinstance(value, tuple):
-        return all(_plain(v) for v in value)
+        return all(is_plain(v) for v in value)
     return False
 
 
@@ -207,7 +209,7 @@ class Writer:
         attrs = {
             name: self.value(value, depth + 1)
             for name, value in vars(module).items()
-            if name not in internal and _plain(value)
+            if name not in internal and is_plain(value)
         }
         params = {
             name: None if p is None else self.tensor(p) for name, p in module._parameters.items()

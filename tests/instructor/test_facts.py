@@ -14,8 +14,7 @@ NOTEBOOK = "10_transformer_block"
 
 def _with_points(entry: registry.Notebook, name: str, cells: tuple[int, ...]) -> registry.Notebook:
     exercises = tuple(
-        dataclasses.replace(e, points=sum(cells), cell_points=cells) if e.name == name else e
-        for e in entry.exercises
+        dataclasses.replace(e, cell_points=cells) if e.name == name else e for e in entry.exercises
     )
     return dataclasses.replace(entry, exercises=exercises)
 

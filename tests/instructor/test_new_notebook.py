@@ -240,7 +240,7 @@ def test_entry_goes_in_id_order_with_the_comments_kept() -> None:
         "# header\n[course]\ntitle = 'x'\n\n[[notebook]]\nid = \"01_a\"\n\n"
         '# about 03\n[[notebook]]\nid = "03_c"\n'
     )
-    entry = registry_entry("02_b", "B", 30, [registry.Exercise("f", 2)])
+    entry = registry_entry("02_b", "B", 30, [registry.Exercise("f", (2,))])
     inserted = with_entry(text, "02_b", entry)
     assert inserted.index('"01_a"') < inserted.index('"02_b"') < inserted.index("# about 03")
     assert inserted.index("# about 03") < inserted.index('"03_c"')
