@@ -12,6 +12,8 @@ computes that mistake itself (usually with a library call) and passes it in
 
 from __future__ import annotations
 
+import inspect
+import re
 import signal
 import threading
 import time
@@ -20,10 +22,13 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch import nn
 
 ArrayLike = torch.Tensor | np.ndarray
 
 __all__ = [
+    "GraderStop",
+    "checked_call",
     "check_choice",
     "check_close",
     "check_largest_tensor",
@@ -48,6 +53,188 @@ def _as_numpy(x: Any) -> np.ndarray:
 
 def _shape(x: ArrayLike) -> tuple[int, ...]:
     return tuple(x.shape)
+
+
+class GraderStop(Exception):
+    """An exception of the class grader's own (a probe stopped at its time limit, a kernel
+    that died, an answer that broke the protocol), never one of the student's code:
+    :func:`checked_call` and the checks let it through, so the grader can say why it stopped."""
+
+
+MAX_MESSAGE = 600
+"""The most characters of an exception's message that :func:`checked_call` quotes."""
+
+LIKELY_CAUSES: tuple[tuple[str, str], ...] = (
+    (
+        r"cannot be multiplied|mat1 and mat2|Expected size for first two dimensions of batch2"
+        r"|size mismatch|inconsistent tensor size|Expected .*batch1.* batch2",
+        "shapes that cannot be multiplied: an operand is transposed (K instead of K^T, or "
+        "K.T on a batch where K.transpose(-2, -1) was meant), or the product is taken in the "
+        "wrong order",
+    ),
+    (
+        r"must match the size of tensor b|operands could not be broadcast|"
+        r"shape mismatch|not broadcastable|doesn't match the broadcast shape",
+        "shapes that do not broadcast: a transposed operand, a reduction without "
+        "keepdim=True, or a dimension indexed for 2-D inputs only",
+    ),
+    (
+        r"dtype|scalar type|expected .*(Float|Double|Half|Long)|(Float|Double|Long) "
+        r"(and|but found) (Float|Double|Long)|can't be cast",
+        "a dtype mismatch: a tensor made without the input's dtype (torch.zeros(...), "
+        "torch.tensor(...), torch.arange(...) default to float32 or int64; pass "
+        "dtype=x.dtype, or use torch.zeros_like(x))",
+    ),
+    (
+        r"values to unpack",
+        "too many or too few values to unpack: unpacking x.shape into names (n, d = "
+        "x.shape) handles only inputs of one number of dimensions; take the last ones "
+        "(n, d = x.shape[-2:]) so that leading batch dimensions pass through",
+    ),
+    (
+        r"number of dimensions|number of dims|desired ordering of dimensions|"
+        r"Dimension out of range|expects a tensor with <= 2 dimensions|too many indices"
+        r"|dimension specified as",
+        "the wrong number of dimensions: the code handles only 2-D inputs (a permute, a .T "
+        "or an index written for (n, d)); use negative dimensions (transpose(-2, -1), "
+        "x[..., i]) so that leading batch dimensions pass through",
+    ),
+    (
+        r"is invalid for input of size|view size is not compatible|"
+        r"cannot reshape|shape '\[",
+        "a reshape or view to sizes that do not fit: the sizes must multiply to the number "
+        "of elements, in the order they are stored (after a transpose, .view needs "
+        ".contiguous() or .reshape)",
+    ),
+    (
+        r"out of bounds|index out of range|out of range|list index",
+        "an index past the end: an off-by-one, or a size (a window, a number of positions) "
+        "larger than the input",
+    ),
+    (
+        r"mask .* does not match|The shape of the mask",
+        "boolean indexing (x[mask]) needs a mask of exactly x's shape; masked_fill and "
+        "torch.where broadcast the mask",
+    ),
+    (
+        r"NoneType",
+        "a value is None: a helper of yours, or a branch, does not `return` its result",
+    ),
+)
+"""Patterns of exception messages (regular expressions, searched in ``"Type: message"``) and
+the likely cause :func:`checked_call` names for each, the first match winning."""
+
+
+def _raised(error: BaseException) -> tuple[str, str]:
+    """The type name and the message of an exception raised by a student's function, as the
+    student's kernel has them: the class grader re-raises an exception of the kernel as a
+    built-in type and keeps the kernel's own name and message on it (``kernel_exception``)."""
+    kernel = getattr(error, "kernel_exception", None)
+    if (
+        isinstance(kernel, tuple)
+        and len(kernel) == 2
+        and all(isinstance(part, str) for part in kernel)
+    ):
+        return kernel
+    try:
+        message = str(error)
+    except Exception:  # noqa: BLE001 - a message that cannot be printed, as the grader says
+        message = "(an exception whose message cannot be shown)"
+    return type(error).__name__, message
+
+
+def _describe(value: Any) -> str:
+    """A value passed to a graded function, as the message shows it: a tensor or array by its
+    dtype and shape (the same in the student's kernel and in the class grader)."""
+    if isinstance(value, torch.Tensor):
+        return f"a {str(value.dtype).removeprefix('torch.')} tensor of shape {tuple(value.shape)}"
+    if isinstance(value, np.ndarray):
+        return f"a {value.dtype} array of shape {tuple(value.shape)}"
+    if isinstance(value, nn.Module):
+        return f"a {value._get_name()} module"
+    if isinstance(value, torch.Generator):
+        return "a torch.Generator"
+    if isinstance(value, torch.dtype):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(_describe(v) for v in value[:4]) + (", ..." if len(value) > 4 else "")
+        kind = "list" if isinstance(value, list) else "tuple"
+        return f"a {kind} of {len(value)} [{inner}]"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _call_name(function: Any) -> str:
+    """How a message names the callable: a function or class by its name, a module by its
+    class and ``forward`` (a method of one by the class and the method)."""
+    if isinstance(function, nn.Module):
+        return f"{function._get_name()}.forward"
+    owner = getattr(function, "__self__", None)
+    if inspect.ismethod(function) and isinstance(owner, nn.Module):
+        return f"{owner._get_name()}.{function.__name__}"
+    return str(getattr(function, "__name__", type(function).__name__))
+
+
+def _describe_call(function: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
+    parts = [_describe(a) for a in args] + [f"{k}={_describe(v)}" for k, v in kwargs.items()]
+    return f"{_call_name(function)}({', '.join(parts)})"
+
+
+def likely_cause(type_name: str, message: str) -> str:
+    """The likely cause of an exception (by :data:`LIKELY_CAUSES`), or ``""``."""
+    text = f"{type_name}: {message}"
+    for pattern, cause in LIKELY_CAUSES:
+        if re.search(pattern, text, flags=re.IGNORECASE):
+            return cause
+    return ""
+
+
+def call_failure(
+    function: Any,
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    error: BaseException,
+    hint: str = "",
+) -> AssertionError:
+    """The failure of a call of a graded function that raised ``error``: the call (its name,
+    the dtypes and shapes passed), the exception, its likely cause and ``hint``."""
+    type_name, message = _raised(error)
+    message = " ".join(message.split())  # torch's messages span lines; one line reads better
+    if len(message) > MAX_MESSAGE:
+        message = message[: MAX_MESSAGE - 3] + "..."
+    text = f"{_describe_call(function, args, kwargs)} raised {type_name}: {message}"
+    cause = likely_cause(type_name, message)
+    for more in (f"Likely cause: {cause}." if cause else "", hint):
+        if more:
+            text += (" " if text.endswith((".", "!", "?")) else ". ") + more
+    return AssertionError(text)
+
+
+def checked_call(function: Callable[..., Any], *args: Any, hint: str = "", **kwargs: Any) -> Any:
+    """``function(*args, **kwargs)``; an exception it raises becomes an ``AssertionError``
+    that names the call, the exception and its likely cause.
+
+    Every visible test calls a graded function (or class, or a graded module: ``checked_call
+    (block, x)`` runs its ``forward``) through this helper, so that a student whose code
+    fails reads which call failed on which inputs and why, wherever the bug hits first.
+    ``NotImplementedError`` (an exercise not done yet) goes through unchanged, and so does
+    a :class:`GraderStop` of the class grader. The message is the same in the student's kernel
+    and in the class grader, where ``function`` is a stand-in whose calls run in the kernel.
+
+    Args:
+        function: the graded function, class or module.
+        args, kwargs: what it is called with.
+        hint: what most likely went wrong in this call (the exercise's own diagnosis),
+            added to the message.
+    Returns:
+        What ``function`` returned.
+    """
+    try:
+        return function(*args, **kwargs)
+    except (NotImplementedError, GraderStop):
+        raise
+    except Exception as error:  # noqa: BLE001 - reported to the student
+        raise call_failure(function, args, kwargs, error, hint) from None
 
 
 def check_type(value: Any, expected: type | tuple[type, ...], name: str) -> None:
@@ -259,12 +446,13 @@ def check_raises(
                 f"{str(error)!r} should mention {mentions!r}."
             ) from None
         return error
-    except NotImplementedError:
+    except (NotImplementedError, GraderStop):
         raise
     except Exception as error:  # noqa: BLE001 - reported to the student
+        type_name, message = _raised(error)
         raise AssertionError(
-            f"{function.__name__} should raise {exception.__name__}{situation}, "
-            f"but raised {type(error).__name__}: {error}"
+            f"{_call_name(function)} should raise {exception.__name__}{situation}, "
+            f"but raised {type_name}: {message}"
         ) from None
     raise AssertionError(
         f"{function.__name__} should raise {exception.__name__}{situation}, but returned normally."
@@ -316,7 +504,12 @@ def check_largest_tensor(
     Returns:
         What ``function`` returned, for further checks.
     """
-    result, numel, shape, call = _largest_tensor_while(function, args)
+    try:
+        result, numel, shape, call = _largest_tensor_while(function, args)
+    except (NotImplementedError, GraderStop):
+        raise
+    except Exception as error:  # noqa: BLE001 - reported to the student, as checked_call does
+        raise call_failure(function, args, {}, error) from None
     if numel > max_numel:
         raise AssertionError(
             f"{name} created a tensor of shape {shape} (in `{call}`), with "
@@ -348,11 +541,14 @@ def check_without_n_by_n(
     """
     try:
         return function(*args)
+    except (NotImplementedError, GraderStop):
+        raise
     except MemoryError:
         pass
-    except RuntimeError as error:
-        if "alloc" not in str(error):
-            raise
+    except Exception as error:  # noqa: BLE001 - reported to the student, as checked_call does
+        type_name, message = _raised(error)
+        if type_name != "RuntimeError" or "alloc" not in message:
+            raise call_failure(function, args, {}, error) from None
     gib = 8 * n * n / 2**30
     raise AssertionError(
         f"{name} ran out of memory: an (n, n) float64 tensor for n = {n:,} takes {gib:.0f} GiB, "
@@ -426,11 +622,14 @@ def check_no_loop_over_positions(
         args = make_inputs(n)
         try:
             counts[n] = _torch_calls_while(function, args)
-        except NotImplementedError:
+        except (NotImplementedError, GraderStop):
             raise
         except Exception as error:  # noqa: BLE001 - reported to the student
+            type_name, message = _raised(error)
+            cause = likely_cause(type_name, message)
             raise AssertionError(
-                f"{name} raised {type(error).__name__} for a sequence of length n = {n}: {error}"
+                f"{name} raised {type_name} for a sequence of length n = {n}: {message}"
+                + (f". Likely cause: {cause}." if cause else "")
             ) from None
     if counts[large] - counts[small] >= max((large - small) // 2, 1):
         raise AssertionError(
@@ -505,6 +704,10 @@ def check_without_loop_over_positions(
         return _call_within(function, args, seconds)
     except _OverTimeLimit:
         pass
+    except (NotImplementedError, GraderStop):
+        raise
+    except Exception as error:  # noqa: BLE001 - reported to the student, as checked_call does
+        raise call_failure(function, args, {}, error) from None
     raise AssertionError(
         f"{name} did not end within {seconds:g} s: a Python loop over the {n:,} positions "
         f"(a `for` over t, a list comprehension over the rows) makes torch calls for each of "

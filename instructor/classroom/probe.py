@@ -9,7 +9,10 @@ in the grader, and what the kernel sends back can only be data:
 
 * tensors come back as new, plain ``torch.Tensor`` objects built by the grader;
 * an exception comes back as its type's name and its message, raised again here as the
-  nearest built-in exception type (``ValueError``, ``RuntimeError``, ...);
+  nearest built-in exception type (``ValueError``, ``RuntimeError``, ...), which keeps the
+  kernel's type name and message as ``kernel_exception`` (for ``helpers.checks.checked_call``);
+  the grader's own exceptions (:class:`ProbeError`, :class:`ProbeTimeout`,
+  :class:`KernelGone`) are ``helpers.checks.GraderStop``, which the checks let through;
 * inputs the function changed in place are *not* changed here: the grader's objects stay
   as the test made them, so every expected answer comes from the grader's own inputs.
   The change is recorded (:class:`ChangedInput`) and fails the test (:mod:`.verdict`);
@@ -42,6 +45,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from helpers.checks import GraderStop
+
 from . import module_records, wire
 from .protocol import Measure, Op, Reply, Request, Status
 
@@ -57,15 +62,15 @@ __all__ = [
 ]
 
 
-class ProbeError(Exception):
+class ProbeError(GraderStop):
     """The kernel's answer broke the probe protocol (missing, malformed, out of bounds)."""
 
 
-class ProbeTimeout(Exception):
+class ProbeTimeout(GraderStop):
     """The grader stopped a probe at its time limit."""
 
 
-class KernelGone(Exception):
+class KernelGone(GraderStop):
     """The kernel died while it answered a probe."""
 
 
@@ -79,14 +84,20 @@ _NOT_RAISED_AGAIN = {"SystemExit", "KeyboardInterrupt", "GeneratorExit", "BaseEx
 
 
 def _exception(types: list[Any], message: str) -> BaseException:
+    first = types[0] if types and isinstance(types[0], str) else "exception"
+    error: BaseException = RemoteError(f"{first}: {message}")
     for name in types:
         if not isinstance(name, str) or name in _NOT_RAISED_AGAIN:
             continue
         candidate = getattr(builtins, name, None)
         if isinstance(candidate, type) and issubclass(candidate, Exception):
-            return candidate(message)
-    first = types[0] if types and isinstance(types[0], str) else "exception"
-    return RemoteError(f"{first}: {message}")
+            error = candidate(message)
+            break
+    # The kernel's own type name and message, which helpers.checks.checked_call quotes, so
+    # that a student reads the same message in the kernel and from the grader (the built-in
+    # type raised here has another name, and a KeyError's str() quotes its message again).
+    error.kernel_exception = (first, message)  # type: ignore[attr-defined]
+    return error
 
 
 @dataclass(frozen=True)

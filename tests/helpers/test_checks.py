@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import concurrent.futures
 import math
 import re
@@ -10,13 +11,17 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from torch import nn
 
 from helpers.checks import (
+    MAX_MESSAGE,
+    GraderStop,
     check_choice,
     check_close,
     check_dtype,
@@ -31,6 +36,7 @@ from helpers.checks import (
     check_unchanged,
     check_without_loop_over_positions,
     check_without_n_by_n,
+    checked_call,
 )
 
 
@@ -316,7 +322,7 @@ def test_check_without_n_by_n_names_the_rule_when_memory_runs_out() -> None:
         check_without_n_by_n(lambda x: [0] * 2**62, (1,), 10, "g")  # MemoryError
     x = torch.arange(3.0)
     assert torch.equal(check_without_n_by_n(lambda t: 2 * t, (x,), 3, "double"), 2 * x)
-    with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):  # not memory: raw
+    with fails_with("shapes cannot be multiplied", "Likely cause"):  # not memory: as checked_call
         check_without_n_by_n(lambda t: t @ torch.ones(2, 2), (x,), 3, "h")
 
 
@@ -346,7 +352,7 @@ def test_check_without_loop_over_positions_fails_a_call_past_its_time_limit() ->
     out = check_without_loop_over_positions(lambda t: t.cumsum(0), (x,), 8, "prefix(x)")
     assert out[-1].item() == 8
     assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL  # the handler is put back
-    with pytest.raises(ValueError, match="raw"):  # the function's own error: raw
+    with fails_with("_raise_value_error(", "raised ValueError: raw"):  # as checked_call says
         check_without_loop_over_positions(_raise_value_error, (x,), 10, "h")
 
 
@@ -403,3 +409,227 @@ def test_without_an_alarm_the_clock_decides() -> None:
 
 def _raise_value_error(x: torch.Tensor) -> None:
     raise ValueError("raw")
+
+
+# -- checked_call ---------------------------------------------------------------------------
+
+
+def _transposed_product(Q: torch.Tensor, K: torch.Tensor) -> torch.Tensor:
+    return Q @ K  # K^T was meant
+
+
+def _float32_buffer(x: torch.Tensor) -> torch.Tensor:
+    out = torch.zeros(x.shape[0], 3)  # no dtype=x.dtype: float32 whatever x is
+    return out.scatter(0, torch.zeros(1, 3, dtype=torch.long), x[:1, :3])
+
+
+def _two_d_unpack(x: torch.Tensor) -> torch.Tensor:
+    n, d = x.shape
+    return x.reshape(n, d)
+
+
+def _two_d_permute(x: torch.Tensor) -> torch.Tensor:
+    return x.permute(1, 0)
+
+
+def _wrong_view(x: torch.Tensor) -> torch.Tensor:
+    return x.view(-1, 7)
+
+
+def _past_the_end(x: torch.Tensor) -> torch.Tensor:
+    return x[x.shape[0]]
+
+
+def _mask_indexing(x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    x = x.clone()
+    x[~mask] = float("-inf")
+    return x
+
+
+def _no_return(x: torch.Tensor) -> torch.Tensor:
+    helper = None
+    return helper + x  # type: ignore[operator]
+
+
+X23 = torch.ones(2, 3)
+
+
+@pytest.mark.parametrize(
+    ("function", "args", "cause"),
+    [
+        (_transposed_product, (X23, torch.ones(4, 3)), "an operand is transposed"),
+        (_float32_buffer, (torch.ones(2, 3, dtype=torch.float64),), "without the input's dtype"),
+        (_two_d_unpack, (torch.ones(2, 2, 3),), "n, d = x.shape[-2:]"),
+        (_two_d_permute, (torch.ones(2, 2, 3),), "handles only 2-D inputs"),
+        (_wrong_view, (X23,), "sizes must multiply"),
+        (_past_the_end, (X23,), "an index past the end"),
+        (_mask_indexing, (torch.ones(2, 2, 3), torch.ones(2, 3, dtype=torch.bool)), "masked_fill"),
+        (_no_return, (X23,), "does not `return`"),
+        (lambda x: x + torch.ones(4), (X23,), "do not broadcast"),
+    ],
+)
+def test_checked_call_names_the_call_the_exception_and_its_likely_cause(
+    function: Callable[..., torch.Tensor], args: tuple, cause: str
+) -> None:
+    with pytest.raises(AssertionError) as failure:
+        checked_call(function, *args)
+    message = str(failure.value)
+    described = ", ".join(
+        f"a {str(a.dtype).removeprefix('torch.')} tensor of shape {tuple(a.shape)}" for a in args
+    )
+    assert message.startswith(f"{function.__name__}({described}) raised "), message
+    assert "Likely cause: " in message and cause in message, message
+
+
+def test_checked_call_returns_the_result_and_passes_keywords() -> None:
+    def scaled(x: torch.Tensor, scale: float = 1.0) -> torch.Tensor:
+        return x * scale
+
+    assert torch.equal(checked_call(scaled, torch.ones(2), scale=3.0), torch.full((2,), 3.0))
+
+
+def test_checked_call_names_keywords_modules_values_and_adds_the_hint() -> None:
+    def fails(*args: object, **kwargs: object) -> None:
+        raise ValueError("no\n   good")
+
+    with pytest.raises(AssertionError) as failure:
+        checked_call(
+            fails,
+            [1, 2],
+            np.zeros((2, 1)),
+            nn.Linear(2, 2),
+            3,
+            mask=None,
+            dtype=torch.float64,
+            hint="Build the mask first.",
+        )
+    assert str(failure.value) == (
+        "fails(a list of 2 [1, 2], a float64 array of shape (2, 1), a Linear module, 3, "
+        "mask=None, dtype=torch.float64) raised ValueError: no good. Build the mask first."
+    )
+
+
+def test_checked_call_names_a_module_by_its_class_and_forward() -> None:
+    class TwoD(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x.permute(1, 0)
+
+    with pytest.raises(AssertionError, match=r"^TwoD\.forward\(a float32 tensor of shape "):
+        checked_call(TwoD(), torch.ones(1, 2, 3))
+    with pytest.raises(AssertionError, match=r"^TwoD\.forward\(a float32 tensor of shape "):
+        checked_call(TwoD().forward, torch.ones(1, 2, 3))
+
+    class Broken(nn.Module):
+        def __init__(self, d: int) -> None:
+            super().__init__()
+            raise KeyError("d_model")
+
+    with pytest.raises(AssertionError, match=r"^Broken\(4\) raised KeyError: 'd_model'$"):
+        checked_call(Broken, 4)
+
+
+def test_checked_call_lets_stubs_and_the_graders_own_stops_through() -> None:
+    def stub(x: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError()
+
+    with pytest.raises(NotImplementedError):
+        checked_call(stub, X23)
+
+    class Stopped(GraderStop):
+        pass
+
+    def stopped(x: torch.Tensor) -> torch.Tensor:
+        raise Stopped("the grader stopped the probe")
+
+    with pytest.raises(Stopped):
+        checked_call(stopped, X23)
+
+
+def test_checked_call_shortens_a_long_message() -> None:
+    def long(x: torch.Tensor) -> None:
+        raise RuntimeError("x" * 5000)
+
+    with pytest.raises(AssertionError) as failure:
+        checked_call(long, X23)
+    assert str(failure.value).endswith("x" * (MAX_MESSAGE - 3) + "...")
+
+
+class _OwnError(Exception):
+    """An exception class of the student's own: no built-in type of that name."""
+
+
+def _raises_from_the_kernel(kind: str) -> Callable[[torch.Tensor], torch.Tensor]:
+    def mistaken(x: torch.Tensor) -> torch.Tensor:
+        if kind == "runtime":
+            return x @ x  # mat1 and mat2 shapes cannot be multiplied
+        if kind == "key":
+            return {"a": x}["b"]
+        if kind == "axis":
+            return torch.as_tensor(np.sum(x.numpy(), axis=5))  # numpy's AxisError
+        if kind == "linalg":
+            return torch.linalg.inv(torch.zeros(2, 2, dtype=x.dtype))  # torch's _LinAlgError
+        if kind == "unprintable":
+
+            class Unprintable(Exception):
+                def __str__(self) -> str:
+                    raise ValueError
+
+            raise Unprintable
+        raise _OwnError("my own check failed")
+
+    mistaken.__name__ = "mistaken"
+    return mistaken
+
+
+@pytest.mark.parametrize("kind", ["runtime", "key", "axis", "linalg", "unprintable", "own"])
+def test_checked_call_gives_the_same_message_in_the_kernel_and_in_the_class_grader(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In the class grader ``mistaken`` is a probe: the kernel (here answered in this process,
+    as tests/instructor/classroom/conftest.py does) sends the exception back as data and the
+    grader raises it again as a built-in type; the student reads the same message."""
+    from instructor.classroom import probe_kernel
+    from instructor.classroom.probe import Channel
+
+    function = _raises_from_the_kernel(kind)
+    monkeypatch.setattr(probe_kernel, "_namespace", lambda: {"mistaken": function})
+
+    def run(code: str, seconds: float | None = None) -> None:
+        probe_kernel.answer(ast.literal_eval(code.partition("(")[2].rpartition(")")[0]))
+
+    (tmp_path / "probes").mkdir()
+    remote = Channel(tmp_path / "probes", run).lookup("mistaken")
+    x = torch.eye(2, 3)
+    with pytest.raises(AssertionError) as in_kernel:
+        checked_call(function, x)
+    with pytest.raises(AssertionError) as in_grader:
+        checked_call(remote, x)
+    assert str(in_grader.value) == str(in_kernel.value)
+    assert str(in_kernel.value).startswith(
+        "mistaken(a float32 tensor of shape (2, 3)) raised "
+        + {
+            "runtime": "RuntimeError: mat1 and mat2",
+            "key": "KeyError: 'b'",
+            "axis": "AxisError: axis 5",
+            "linalg": "_LinAlgError: ",
+            "unprintable": "Unprintable: (an exception whose message cannot be shown)",
+            "own": "_OwnError: my own check failed",
+        }[kind]
+    ), str(in_kernel.value)
+
+
+def test_the_checks_that_call_a_graded_function_name_its_failures_as_checked_call_does() -> None:
+    def two_d_only(x: torch.Tensor) -> torch.Tensor:
+        return x.permute(1, 0)
+
+    batched = (torch.ones(1, 2, 3),)
+    expected = "two_d_only(a float32 tensor of shape (1, 2, 3)) raised RuntimeError: "
+    for check in (
+        lambda: check_largest_tensor(two_d_only, batched, 100, "two_d_only"),
+        lambda: check_without_n_by_n(two_d_only, batched, 3, "two_d_only"),
+        lambda: check_without_loop_over_positions(two_d_only, batched, 3, "two_d_only"),
+    ):
+        with pytest.raises(AssertionError, match=f"^{re.escape(expected)}.*Likely cause: the "):
+            check()
+    with fails_with("two_d_only should raise KeyError, but raised RuntimeError: permute"):
+        check_raises(KeyError, two_d_only, *batched)
