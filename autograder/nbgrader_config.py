@@ -47,6 +47,11 @@ c.LateSubmissionPlugin.penalty_method = "none"
 # without "_").
 c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+\.ipynb)$"
 
+# `nbgrader collect` takes a student id from each file name in the exchange's inbound
+# folder, which every student can write: only ids of one shape (letters, digits, . _ @ -;
+# instructor/student_ids.py) are collected, the others are logged and left there.
+c.ExchangeFactory.collect = "instructor.classroom.exchange_collect.CheckedCollect"
+
 # Feedback never shows hidden tests or solution lines: each test cell's visible part, the
 # student's error message whole and wrapped (instructor/classroom/feedback_preprocessor.py).
 # The class grader and a plain `nbgrader generate_feedback` both read this.

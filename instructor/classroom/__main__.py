@@ -149,6 +149,16 @@ def collect_zip(
     return intake
 
 
+def _student_id(text: str) -> str:
+    """``--student``'s argument, refused unless it is a student id (argparse says why)."""
+    from instructor.student_ids import check_student_id
+
+    try:
+        return check_student_id(text, "--student", remedy="Name the student by their folder.")
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m instructor.classroom", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -184,6 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument(
         "--student",
         action="append",
+        type=_student_id,
         metavar="ID",
         help="grade (again) only this student; repeat for several",
     )

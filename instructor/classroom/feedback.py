@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .containment import contain
 from .feedback_preprocessor import feedback_config
 from .nbgrader_setup import NbgraderCourse
 from .resume import ResumeState
@@ -45,8 +46,13 @@ def redacting(course: NbgraderCourse) -> NbgraderCourse:
 
 def feedback_for(root: Path, db_url: str | None, assignment: str, student: str) -> bool:
     """nbgrader's ``generate_feedback`` for one hand-in (in a worker), hidden tests
-    redacted; whether it worked."""
-    return redacting(NbgraderCourse(root, db_url)).generate_feedback(assignment, student)
+    redacted; whether it worked. It reads what the student wrote: inside the hand-in's
+    boundary (:func:`.containment.contain`), so one notebook's feedback failing is named
+    in the log ("feedback failed for ...") and the others are still written."""
+    done = contain(
+        lambda: redacting(NbgraderCourse(root, db_url)).generate_feedback(assignment, student)
+    )
+    return done is True
 
 
 def write_feedback(

@@ -4,7 +4,9 @@ For each hand-in (``autograder/submitted/<student>/<assignment>/``):
 
 1. *stage* (this process, serial, light): read each notebook without trusting it, run
    nbgrader's own sanitising preprocessors on it, note what the student changed
-   (:mod:`.staging`);
+   (:mod:`.staging`). This step, the fingerprint before it and the recording after run
+   inside one boundary per hand-in (:mod:`.containment`): whatever a hand-in holds, it
+   ends in its own 0 with the note ``unreadable: <why>``, and the run goes on;
 2. *execute* (in parallel: Dask workers, local by default): run it in a sandboxed kernel
    and judge each test cell (:mod:`.execute`);
 3. *record* (this process, serial, light): nbgrader's ``autograde`` converter, with its
@@ -32,12 +34,15 @@ import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from instructor.paths import COURSE_ROOT
+from instructor.student_ids import id_problem, refusal
 
 from .cluster import check_cluster, connect
+from .containment import Unreadable, contain, unreadable_staging
 from .execute import (
     GraderEnvironmentError,
     check_kernel_environment,
@@ -113,13 +118,29 @@ class ClassGrader:
         self.state = ResumeState(self.root / WORK / "state")
         self.reports = self.root / REPORTS
 
-    def present(self, assignment: str) -> list[str]:
-        """The students with a folder for ``assignment`` in ``submitted/``, sorted."""
+    def _folders(self, assignment: str) -> list[str]:
+        """The names of the folders of ``submitted/`` that hold ``assignment``, sorted.
+        Listed, never globbed with a name: a folder's name is the student's to choose."""
+        submitted = self.course.submitted_folder()
+        if not submitted.is_dir():
+            return []
         return sorted(
-            folder.parent.name
-            for folder in self.course.submitted_folder().glob(f"*/{assignment}")
-            if folder.is_dir()
+            entry.name
+            for entry in submitted.iterdir()
+            if entry.is_dir() and (entry / assignment).is_dir()
         )
+
+    def present(self, assignment: str) -> list[str]:
+        """The students with a folder for ``assignment`` in ``submitted/``, sorted: those
+        whose folder's name is a student id (:mod:`instructor.student_ids`) only."""
+        return [s for s in self._folders(assignment) if not id_problem(s)]
+
+    def refused(self, assignments: list[str]) -> list[str]:
+        """A message for each folder of ``submitted/`` holding one of ``assignments`` whose
+        name is no student id: it is not graded (nbgrader would read it as a glob)."""
+        names = sorted({s for a in assignments for s in self._folders(a) if id_problem(s)})
+        where = f"a folder of {self.course.submitted_folder()}"
+        return [refusal(name, where) + " Not graded." for name in names]
 
     def hand_ins(self, assignment: str) -> list[HandIn]:
         """Every hand-in of ``assignment`` in ``submitted/`` (of the named students only, if
@@ -129,15 +150,23 @@ class ClassGrader:
         if self.students is not None:
             students = [s for s in students if s in self.students]
         folder = self.course.submitted_folder()
-        return [
-            HandIn(
-                s,
-                assignment,
-                folder / s / assignment,
-                fingerprint(folder / s / assignment, context),
+        hand_ins = []
+        for student in students:
+            files = folder / student / assignment
+            digest = contain(lambda files=files: fingerprint(files, context))
+            # A folder that cannot be read has no fingerprint: it is never taken for one
+            # recorded already, and its staging says why it cannot be read.
+            hand_ins.append(
+                HandIn(student, assignment, files, "" if isinstance(digest, Unreadable) else digest)
             )
-            for s in students
-        ]
+        return hand_ins
+
+    def _stage(self, hand_in: HandIn) -> Staged:
+        """``hand_in`` staged, or staged as unreadable when staging failed on it."""
+        staged = contain(lambda: stage(self.course, hand_in))
+        if isinstance(staged, Unreadable):
+            return unreadable_staging(self.course, hand_in, staged)
+        return staged
 
     @contextlib.contextmanager
     def _dask(self) -> Iterator[Any]:
@@ -171,7 +200,15 @@ class ClassGrader:
         watch: GradebookWatch,
     ) -> HandInSummary:
         watch.check(f"before {hand_in.student}'s {hand_in.assignment} was recorded")
-        summary = record_hand_in(self.course, hand_in, staged, executed)
+        summary = contain(lambda: record_hand_in(self.course, hand_in, staged, executed))
+        if isinstance(summary, Unreadable):
+            # Recorded as unreadable instead: zeros, no notebook read again. Should this
+            # fail too, the gradebook itself is at fault, and the run stops.
+            unreadable = unreadable_staging(self.course, hand_in, summary)
+            summary = replace(
+                record_hand_in(self.course, hand_in, unreadable, {}),
+                error=f"recording failed: {summary.why}",
+            )
         watch.recorded(hand_in.assignment, hand_in.student)
         self.state.save(summary)
         return summary
@@ -188,6 +225,8 @@ class ClassGrader:
         for assignment in assignments:
             for line in self.course.register(assignment):
                 log(line)
+        for line in self.refused(assignments):
+            log(line)
         if self.students is not None:
             found = {s for a in assignments for s in self.present(a)}
             for student in self.students:
@@ -223,7 +262,7 @@ class ClassGrader:
             # has passed, so a kernel that cannot load the grader's code scores no one.
             environment = client.submit(check_kernel_environment, self.limits, pure=False)
             for hand_in in todo:
-                staging = stage(self.course, hand_in)
+                staging = self._stage(hand_in)
                 if not staging.notebooks:
                     nothing_to_run.append((hand_in, staging))
                     continue

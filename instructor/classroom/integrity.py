@@ -3,10 +3,13 @@
 nbgrader's own sanitising puts test cells back from the gradebook (edited, retyped and, with
 ``OverwriteCells.add_missing_cells``, deleted ones) and drops duplicated cell ids; these
 checks name each such attempt for the integrity report, and catch what makes a file
-ungradable (empty, not JSON, not a notebook). A scan of the code flags what honest answers
-never need: replacing library functions, reaching into the kernel, the network, processes.
-After the run, :func:`imports_failure` reads the executed notebook's imports cell: when it
-raised (a ``ModuleNotFoundError``), every later cell that needs its names fails too.
+ungradable (empty, not JSON, nested deeper than any notebook, not a notebook, nbgrader
+metadata of another shape than nbgrader's schema). Nothing below reads a cell's
+``metadata.nbgrader`` before :func:`read_submission` has checked it. A scan of the code
+flags what honest answers never need: replacing library functions, reaching into the
+kernel, the network, processes. After the run, :func:`imports_failure` reads the executed
+notebook's imports cell: when it raised (a ``ModuleNotFoundError``), every later cell that
+needs its names fails too.
 """
 
 from __future__ import annotations
@@ -15,15 +18,18 @@ import ast
 import json
 from dataclasses import dataclass
 
+import jsonschema
 import nbformat
 from nbformat import NotebookNode
 
 from instructor.anatomy import IMPORTS_TAG, is_test_cell
 
 __all__ = [
+    "MAX_DEPTH",
     "Reading",
     "compare_with_release",
     "imports_failure",
+    "nbgrader_metadata_problem",
     "normalise_notebook",
     "read_submission",
     "scan_code",
@@ -38,22 +44,76 @@ class Reading:
     problem: str = ""
 
 
+MAX_DEPTH = 64
+"""The deepest nesting of JSON a submitted notebook may have. nbformat's own notebooks
+nest about 8 deep (a widget's state a few more); every later step (nbformat, nbgrader,
+pickling for a worker) recurses through the file, so deeper is refused here, whole."""
+
+
+def _deeper_than(data: object, limit: int) -> bool:
+    """Whether ``data`` (parsed JSON) nests deeper than ``limit``; iterative, so a file that
+    nests 100,000 deep is measured without recursion."""
+    stack: list[tuple[object, int]] = [(data, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((value, depth + 1) for value in item.values())
+        elif isinstance(item, list):
+            stack.extend((value, depth + 1) for value in item)
+    return False
+
+
+def _nbgrader_schema() -> dict:
+    """nbgrader's own JSON schema of a cell's ``metadata.nbgrader`` (the version its
+    ``autograde`` reads)."""
+    from nbgrader.nbgraderformat import MetadataValidator
+
+    return MetadataValidator().schema
+
+
+def nbgrader_metadata_problem(notebook: NotebookNode) -> str:
+    """Why a cell's ``metadata.nbgrader`` is not of nbgrader's schema, or ``""``.
+
+    Only the schema (types, keys, ``grade_id``'s characters, version 3) is checked, not
+    nbgrader's rules between cells and cell types: a duplicated or retyped test cell is
+    something nbgrader's sanitising repairs, and the integrity report names it.
+    """
+    schema = _nbgrader_schema()
+    for index, cell in enumerate(notebook.cells):
+        if "nbgrader" not in cell.metadata:
+            continue
+        try:
+            jsonschema.validate(cell.metadata["nbgrader"], schema)
+        except jsonschema.ValidationError as error:
+            where = "".join(f"[{part!r}]" for part in error.absolute_path)
+            return f"cell {index}: metadata.nbgrader{where}: {error.message[:200]}"
+    return ""
+
+
 def read_submission(text: str) -> Reading:
     """Parse a submitted ``.ipynb`` file without trusting it to be one."""
     if not text.strip():
         return Reading(None, "empty file")
     try:
         data = json.loads(text)
+    except RecursionError:
+        return Reading(None, f"JSON nested deeper than {MAX_DEPTH} levels")
     except ValueError as error:
-        return Reading(None, f"not valid JSON ({error})")
+        return Reading(None, f"not valid JSON ({str(error)[:200]})")
+    if _deeper_than(data, MAX_DEPTH):
+        return Reading(None, f"JSON nested deeper than {MAX_DEPTH} levels")
     if not isinstance(data, dict) or "cells" not in data:
         return Reading(None, "valid JSON but not a notebook (no cells)")
     try:
         notebook = nbformat.reads(text, as_version=4)
         nbformat.validate(notebook)
     except Exception as error:  # noqa: BLE001 - nbformat raises several kinds
-        message = str(error).splitlines()[0][:200]
+        message = str(error).splitlines()[0][:200] if str(error) else ""
         return Reading(None, f"not a valid notebook ({type(error).__name__}: {message})")
+    if problem := nbgrader_metadata_problem(notebook):
+        return Reading(None, f"nbgrader metadata not of nbgrader's schema ({problem})")
     return Reading(notebook)
 
 
@@ -183,11 +243,16 @@ def scan_code(nb: NotebookNode) -> list[str]:
         source = "\n".join(
             line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!"))
         )
+        where = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") or cell.get("id", "?")
         try:
             tree = ast.parse(source)
-        except SyntaxError:
+        except (SyntaxError, ValueError):
+            continue  # the kernel will say so, in the cell's own output
+        except (RecursionError, MemoryError):
+            # Deeper than Python's parser goes: no answer needs it, and the kernel will
+            # refuse it too; the hand-in is still graded.
+            flags.append(f"{where}: code nested too deep to scan")
             continue
-        where = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") or cell.get("id", "?")
         for node in ast.walk(tree):
             found = None
             if isinstance(node, ast.Assign | ast.AugAssign | ast.Delete):

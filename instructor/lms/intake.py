@@ -29,6 +29,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 
+from ..student_ids import id_problem, refusal
 from . import LMSS, lms_named, lms_names
 from .base import (
     Intake,
@@ -73,6 +74,14 @@ TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f %Z"
 """nbgrader's ``timestamp.txt`` format (``Exchange.timestamp_format``), read back by
 ``nbgrader.utils.parse_utc``."""
 
+ID_REMEDY = (
+    "Its files are not used: rename them in the zip, or pass --pattern with "
+    "(?P<student>...) around a part of the names that fits (such as the LMS's user id); "
+    "lms_students.json next to submitted/ (instructor/lms/roster.py) keeps which LMS user "
+    "each student id is for the grade exports."
+)
+"""What to do about a refused id from a download (:func:`instructor.student_ids.refusal`)."""
+
 _JUNK_DIRS = ("__MACOSX/",)
 _JUNK_FILES = {".DS_Store", "Thumbs.db", "desktop.ini"}
 
@@ -82,12 +91,9 @@ def timestamp_text(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime(TIMESTAMP_FORMAT)
 
 
-def _safe_id(student: str) -> bool:
-    return (
-        bool(student.strip())
-        and student not in {".", ".."}
-        and not re.search(r"[/\\\x00-\x1f]", student)
-    )
+def _folder_name(name: str) -> bool:
+    """Whether ``name`` (an assignment's) is one folder name: no path, no control character."""
+    return bool(name.strip()) and name not in {".", ".."} and not re.search(r"[/\\\x00-\x1f]", name)
 
 
 def _is_junk(name: str) -> bool:
@@ -233,9 +239,6 @@ def read_download(
                 )
             )
             continue
-        if not _safe_id(parsed.student):
-            unmatched.append(Skipped(name, f"student id {parsed.student!r} is no folder name"))
-            continue
         if parsed.timestamp is not None:
             stamp, source = parsed.timestamp, TimeSource.LMS
         else:
@@ -258,6 +261,12 @@ def read_download(
 
     students = []
     for student, files in sorted(reader.regroup(found).items()):
+        # The final id (after an LMS's rule for namesakes) is the one that must fit: every
+        # layout and --pattern alike.
+        if id_problem(student):
+            why = refusal(student, f"the {reader.name} names of the zip", ID_REMEDY)
+            unmatched.extend(Skipped(file.member, why) for _, file in files)
+            continue
         chosen, superseded, conflicts = _choose(files, notebooks, by_time=reader.order_by_time)
         unmatched.extend(conflicts)
         if chosen:
@@ -362,8 +371,12 @@ def write_submissions(
     Returns:
         The files written (new or replaced); files already identical are left as they are.
     """
-    if not _safe_id(assignment):
+    if not _folder_name(assignment):
         raise IntakeError(f"assignment {assignment!r} is no folder name")
+    for entry in intake.students:
+        # read_download left such ids out; an Intake made otherwise is checked here too.
+        if id_problem(entry.student):
+            raise IntakeError(refusal(entry.student, "the download", ID_REMEDY))
     root = Path(submitted_dir)
     planned: list[tuple[Path, bytes]] = []
     with zipfile.ZipFile(zip_path) as archive:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -214,15 +215,103 @@ def test_plain(tmp_path: Path) -> None:
         f"jsmith_{NB}.ipynb",
         f"mary_ann_{NB}.ipynb",
         f"mary_ann_{NB2}.ipynb",
-        f"Jane Doe/{NB}.ipynb",
-        "Jane Doe/scratch.ipynb",
+        f"jane.doe/{NB}.ipynb",
+        "jane.doe/scratch.ipynb",
+        f"Jane Doe/{NB}.ipynb",  # a space: no student id
         "README.md",
     ]
     intake = read_download(make_zip(tmp_path / "p.zip", names), NOTEBOOKS)
     assert intake.layout == "plain"
-    assert [s.student for s in intake.students] == ["Jane Doe", "jsmith", "mary_ann"]
+    assert [s.student for s in intake.students] == ["jane.doe", "jsmith", "mary_ann"]
     assert set(members(intake, "mary_ann")) == {NB, NB2}
-    assert {s.member for s in intake.unmatched} == {"Jane Doe/scratch.ipynb", "README.md"}
+    reasons = {s.member: s.reason for s in intake.unmatched}
+    assert set(reasons) == {"jane.doe/scratch.ipynb", f"Jane Doe/{NB}.ipynb", "README.md"}
+    assert reasons[f"Jane Doe/{NB}.ipynb"].startswith("student id 'Jane Doe' from the plain")
+
+
+# A student id each layout reads from a name, of every kind that nbgrader's globs, a path,
+# a shell, a spreadsheet or a page would read as more than text. Moodle's ids are slugs
+# made by the grader (letters, digits, _): its names cannot carry one.
+HOSTILE_NAMES = {
+    "canvas": [
+        f"*_1_2_{NB}.ipynb",
+        f"[b]ob_3_4_{NB}.ipynb",
+        f"alice _5_6_{NB}.ipynb",
+        f"<img src=x onerror=alert(1)>_7_8_{NB}.ipynb",
+        f"..._9_10_{NB}.ipynb",
+    ],
+    "blackboard": [
+        f"{NB}_*_attempt_2026-11-20-10-15-02_{NB}.ipynb",
+        f"{NB}_alice _attempt_2026-11-20-10-15-02_{NB}.ipynb",
+        f"{NB}_$(id)_attempt_2026-11-20-10-15-02_{NB}.ipynb",
+        f"{NB}_-rf_attempt_2026-11-20-10-15-02_{NB}.ipynb",
+    ],
+    "plain": [
+        f"*_{NB}.ipynb",
+        f"[b]ob/{NB}.ipynb",
+        f"alice /{NB}.ipynb",
+        f"=1+1_{NB}.ipynb",
+        f"../{NB}.ipynb",
+        f"a\u202eb/{NB}.ipynb",
+    ],
+    "pattern": [
+        f"hw/{student}/{NB}.ipynb" for student in ("*", "[b]ob", " alice", "..", "a;b", "a/b")
+    ],
+}
+HONEST_NAMES = {
+    "canvas": f"smithjane_123456_7891011_{NB}.ipynb",
+    "blackboard": f"{NB}_j.smith@uni-x.edu_attempt_2026-11-20-10-15-02_{NB}.ipynb",
+    "plain": f"j.smith_2/{NB}.ipynb",
+    "pattern": f"hw/j.smith_2/{NB}.ipynb",
+}
+HONEST_IDS = {
+    "canvas": "smithjane",
+    "blackboard": "j.smith@uni-x.edu",
+    "plain": "j.smith_2",
+    "pattern": "j.smith_2",
+}
+
+
+@pytest.mark.parametrize("layout", sorted(HOSTILE_NAMES))
+def test_ids_outside_the_allow_list_are_refused_in_every_layout(
+    tmp_path: Path, layout: str
+) -> None:
+    """Every file of a refused id is listed as not used, with a message naming the id and
+    how to map it; the honest student of the same zip is read and written, and nothing is
+    made for a refused id."""
+    archive = tmp_path / "d.zip"
+    with zipfile.ZipFile(archive, "w") as handle:
+        for name in [HONEST_NAMES[layout], *HOSTILE_NAMES[layout]]:
+            handle.writestr(name, notebook_bytes(name))
+    if layout == "pattern":
+        intake = read_download(archive, [NB], pattern=r"hw/(?P<student>.+)/(?P<notebook>[^/]+)")
+    else:
+        intake = read_download(archive, [NB], layout)
+    honest = HONEST_IDS[layout]
+    assert [s.student for s in intake.students] == [honest]
+    reasons = {s.member: s.reason for s in intake.unmatched}
+    assert set(reasons) == set(HOSTILE_NAMES[layout]), reasons
+    for reason in reasons.values():
+        assert reason.startswith("student id ") and " refused: " in reason
+        assert "--pattern" in reason and "lms_students.json" in reason
+    course = tmp_path / "course"
+    write_submissions(intake, archive, course / "submitted", NB)
+    made = sorted(str(p.relative_to(course)) for p in course.rglob("*"))
+    assert [m for m in made if m != ROSTER and not m.endswith("timestamp.txt")] == [
+        "submitted",
+        f"submitted/{honest}",
+        f"submitted/{honest}/{NB}",
+        f"submitted/{honest}/{NB}/{NB}.ipynb",
+    ]
+
+
+def test_an_intake_made_elsewhere_is_checked_before_writing(tmp_path: Path) -> None:
+    archive = make_zip(tmp_path / "p.zip", [f"jsmith_{NB}.ipynb"])
+    intake = read_download(archive, [NB])
+    forged = replace(intake, students=(replace(intake.students[0], student="*"),))
+    with pytest.raises(IntakeError, match=r"student id '\*' from the download refused"):
+        write_submissions(forged, archive, tmp_path / "submitted", NB)
+    assert not (tmp_path / "submitted").exists()
 
 
 def test_plain_duplicates_are_conflicts_not_guesses(tmp_path: Path) -> None:
