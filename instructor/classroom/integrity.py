@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import ast
 import json
+import os
+import stat
 from dataclasses import dataclass
+from pathlib import Path
 
 import jsonschema
 import nbformat
@@ -26,12 +29,14 @@ from instructor.anatomy import IMPORTS_TAG, is_test_cell
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_NOTEBOOK_BYTES",
     "Reading",
     "compare_with_release",
     "imports_failure",
     "nbgrader_metadata_problem",
     "normalise_notebook",
     "read_submission",
+    "read_submission_file",
     "scan_code",
 ]
 
@@ -115,6 +120,30 @@ def read_submission(text: str) -> Reading:
     if problem := nbgrader_metadata_problem(notebook):
         return Reading(None, f"nbgrader metadata not of nbgrader's schema ({problem})")
     return Reading(notebook)
+
+
+MAX_NOTEBOOK_BYTES = 32 * 2**20
+"""The largest notebook file read (32 MiB). The course's executed notebooks, figures
+included, are under 0.5 MiB; a larger file is refused before it is read into memory."""
+
+
+def read_submission_file(path: Path, limit: int = MAX_NOTEBOOK_BYTES) -> Reading:
+    """:func:`read_submission` of the file at ``path``, read no further than ``limit``
+    bytes, and only if it is a regular file: the hand-in's folder is the student's, and a
+    link (to ``/dev/zero``, to another student's file) is not followed."""
+    if path.is_symlink():
+        return Reading(None, "a symbolic link, not a file")
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as error:
+        return Reading(None, f"cannot be opened ({error.strerror})")
+    with os.fdopen(descriptor, "rb") as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            return Reading(None, "not a regular file")
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        return Reading(None, f"larger than {limit // 2**20} MiB")
+    return read_submission(data.decode("utf-8", errors="replace"))
 
 
 def _graded_cells(nb: NotebookNode) -> list[tuple[str, NotebookNode]]:

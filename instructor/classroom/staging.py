@@ -4,7 +4,9 @@ Each expected notebook is read without trusting it (:mod:`.integrity`), compared
 release, scanned for suspicious code and run through nbgrader's own sanitising
 preprocessors (test cells come back from the gradebook). The readable ones are copied to
 ``.grading/staged/<student>/<assignment>/``, where the recording step's ``autograde`` reads
-them; students' files in ``submitted/`` are only ever read.
+them; students' files in ``submitted/`` are only ever read. The class grader runs
+:func:`stage` inside the hand-in's boundary (:mod:`.containment`): an exception here is
+that hand-in's ``unreadable``, never the run's end.
 
 Beside the notebooks, two files of nbgrader's exchange go along (:func:`exchange_files`):
 ``timestamp.txt`` (lateness) and ``submission_secret.txt``, from which ``release_feedback``
@@ -25,7 +27,7 @@ from typing import Any
 
 import nbformat
 
-from .integrity import compare_with_release, normalise_notebook, read_submission, scan_code
+from .integrity import compare_with_release, normalise_notebook, read_submission_file, scan_code
 from .nbgrader_setup import STAGING_FOLDER, NbgraderCourse
 from .records import HandIn, Outcome, Screening
 
@@ -118,7 +120,7 @@ def stage(course: NbgraderCourse, hand_in: HandIn) -> Staged:
                 name, Outcome.MISSING, (f"no {name}.ipynb in the submission (scored 0)",)
             )
             continue
-        reading = read_submission(path.read_text(errors="replace"))
+        reading = read_submission_file(path)
         if reading.notebook is None:
             screenings[name] = Screening(
                 name, Outcome.UNREADABLE, (f"{path.name}: {reading.problem} (scored 0)",)
