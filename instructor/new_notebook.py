@@ -178,6 +178,7 @@ def registry_entry(
             "[[notebook.exercise]]",
             f"name = {string(exercise.name)}",
             f"points = {_points(exercise)}",
+            f"visible_cases = {_visible_cases(exercise)}",
         ]
     for question in questions:
         lines += [
@@ -188,6 +189,18 @@ def registry_entry(
             f"points = {question.points}",
         ]
     return "\n".join(lines) + "\n"
+
+
+def _visible_cases(exercise: registry.Exercise) -> str:
+    """``visible_cases`` of course.toml: inline tables, ``[]`` for none (a new exercise
+    declares them, even as none: ``tests/course/test_visible_cases.py`` refuses a missing
+    list)."""
+    cases = [
+        f"{{ case = {json.dumps(c.case, ensure_ascii=False)}, "
+        f"when = {json.dumps(c.when, ensure_ascii=False)} }}"
+        for c in exercise.visible_cases or ()
+    ]
+    return "[" + ", ".join(cases) + "]"
 
 
 def _points(exercise: registry.Exercise) -> str:

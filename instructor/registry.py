@@ -8,17 +8,20 @@ A notebook's entry lists its graded functions (``[[notebook.exercise]]``), then 
 (``[[notebook.question]]``): concept questions answered with a letter or a number
 (``kind = "choice"`` or ``"number"``, named ``q_<what>``, 1 point, autograded) and written
 answers (``kind = "written"``, named ``written_<what>``, 2 points, graded by hand). A
-notebook is worth its functions' and its questions' points together.
+notebook is worth its functions' and its questions' points together. An exercise also lists
+the sizes and limits its text warns about (``visible_cases``, :class:`VisibleCase`), which
+its visible tests must try.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from instructor.paths import COURSE_ROOT
 
@@ -29,6 +32,7 @@ __all__ = [
     "Notebook",
     "Question",
     "RegistryError",
+    "VisibleCase",
     "check_colab_package",
     "check_ref",
     "load",
@@ -54,11 +58,32 @@ class Exercise:
 
     name: str
     cell_points: tuple[int, ...]
+    visible_cases: tuple[VisibleCase, ...] | None = None
+    """The sizes and limits its docstring or the notebook's text warns about (a window
+    wider than the sequence, an empty list), each of which some visible test tries
+    (``tests/course/test_visible_cases.py``); ``()`` when there are none, ``None`` when
+    course.toml does not say (which that test refuses)."""
 
     @property
     def points(self) -> int:
         """What its test cells are worth together."""
         return sum(self.cell_points)
+
+
+@dataclass(frozen=True)
+class VisibleCase:
+    """A case that a visible test of an exercise must try, as ``course.toml`` declares it:
+    ``{ case = "a window wider than the sequence", when = "window >= n" }``.
+
+    Attributes:
+        case: what is tried, in words (for the test's message).
+        when: a Python expression over the exercise's parameter names (a class's
+            ``__init__`` and ``forward`` parameters), true for a call that tries the case;
+            ``torch`` and ``np`` may be used (``"mask is not None and mask.dim() == 3"``).
+    """
+
+    case: str
+    when: str
 
 
 QuestionKind = Literal["choice", "number", "written"]
@@ -229,11 +254,45 @@ def _exercise(notebook_id: str, entry: dict) -> Exercise:
                 f"course.toml: exercise {entry['name']!r} of {notebook_id} has points = "
                 f"{points!r}: a positive integer, or a list of them (one per test cell)"
             )
-        return Exercise(name=entry["name"], cell_points=cells)
+        return Exercise(
+            name=entry["name"],
+            cell_points=cells,
+            visible_cases=_visible_cases(notebook_id, entry["name"], entry.get("visible_cases")),
+        )
     except KeyError as missing:
         raise RegistryError(
             f"course.toml: an exercise of {notebook_id} has no {missing.args[0]!r}"
         ) from None
+
+
+def _visible_cases(notebook_id: str, name: str, entries: Any) -> tuple[VisibleCase, ...] | None:
+    """``visible_cases`` of an exercise: a list of ``{ case = "...", when = "..." }`` tables,
+    each ``when`` a Python expression."""
+    if entries is None:
+        return None
+    where = f"course.toml: visible_cases of exercise {name!r} of {notebook_id}"
+    if not isinstance(entries, list):
+        raise RegistryError(f"{where} is not a list (write visible_cases = [] for none)")
+    cases = []
+    for entry in entries:
+        if (
+            not isinstance(entry, dict)
+            or set(entry) != {"case", "when"}
+            or not all(isinstance(entry[k], str) and entry[k].strip() for k in entry)
+        ):
+            raise RegistryError(
+                f'{where}: {entry!r} is not {{ case = "what is tried", when = "an expression '
+                'over the parameters" }'
+            )
+        try:
+            ast.parse(entry["when"], mode="eval")
+        except SyntaxError as error:
+            raise RegistryError(
+                f"{where}: when = {entry['when']!r} of {entry['case']!r} is not a Python "
+                f"expression ({error.msg})"
+            ) from None
+        cases.append(VisibleCase(entry["case"], entry["when"]))
+    return tuple(cases)
 
 
 def _question(notebook_id: str, entry: dict) -> Question:

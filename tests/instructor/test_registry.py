@@ -168,6 +168,42 @@ def test_malformed_registries_are_named(text: str, message: str) -> None:
         registry.parse(text)
 
 
+def test_visible_cases_are_read_and_an_undeclared_list_is_none() -> None:
+    cases = (
+        "visible_cases = [\n"
+        "  { case = \"a window wider than the sequence\", when = 'window >= n' },\n"
+        "  { case = \"an empty list\", when = 'len(tokens) == 0' },\n]\n"
+    )
+    course = registry.parse(MINIMAL + ENTRY.format(id="01_a") + cases)
+    assert course.notebook("01_a").exercise("f").visible_cases == (
+        registry.VisibleCase("a window wider than the sequence", "window >= n"),
+        registry.VisibleCase("an empty list", "len(tokens) == 0"),
+    )
+    none = registry.parse(MINIMAL + ENTRY.format(id="01_a") + "visible_cases = []\n")
+    assert none.notebook("01_a").exercise("f").visible_cases == ()
+    undeclared = registry.parse(MINIMAL + ENTRY.format(id="01_a"))
+    assert undeclared.notebook("01_a").exercise("f").visible_cases is None
+    every = [e for n in registry.load().notebooks for e in n.exercises]
+    assert all(e.visible_cases is not None for e in every), "course.toml declares them all"
+
+
+@pytest.mark.parametrize(
+    ("cases", "message"),
+    [
+        ('visible_cases = "window >= n"', "is not a list"),
+        ('visible_cases = [{ case = "wide" }]', "is not { case = "),
+        ("visible_cases = [{ case = \"wide\", when = 'n', why = 'x' }]", "is not { case = "),
+        ("visible_cases = [{ case = \"\", when = 'n' }]", "is not { case = "),
+        ("visible_cases = [{ case = \"wide\", when = 'window >=' }]", "is not a Python expression"),
+    ],
+)
+def test_malformed_visible_cases_are_named(cases: str, message: str) -> None:
+    with pytest.raises(RegistryError, match=re.escape("visible_cases of exercise 'f' of 01_a")):
+        registry.parse(MINIMAL + ENTRY.format(id="01_a") + cases + "\n")
+    with pytest.raises(RegistryError, match=re.escape(message)):
+        registry.parse(MINIMAL + ENTRY.format(id="01_a") + cases + "\n")
+
+
 def test_unknown_notebook_and_exercise_say_what_to_do() -> None:
     course = registry.parse(MINIMAL + ENTRY.format(id="01_a"))
     with pytest.raises(RegistryError, match="make new"):
