@@ -77,6 +77,10 @@ class NbgraderCourse:
 
         config = PyFileConfigLoader("nbgrader_config.py", path=str(self.root)).load_config()
         config.CourseDirectory.root = str(self.root)
+        # The grader never uses nbgrader's exchange (it reads submitted/), but NbGraderAPI
+        # lists it when made: on a hub (JupyterHubAuthPlugin) that asks the hub's API and
+        # fails outside a single-user server (no JUPYTERHUB_API_TOKEN: cron, ssh).
+        config.Authenticator.plugin_class = "nbgrader.auth.NoAuthPlugin"
         if self.db_url:
             config.CourseDirectory.db_url = self.db_url
         if staged:
