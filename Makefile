@@ -7,7 +7,7 @@ PYTHON := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 
-.PHONY: help lab test check lint format execute release readme site new benchmark grade clean system-packages publish-check
+.PHONY: help lab test check lint format execute release readme site new benchmark grade clean system-packages publish-check hub hub-packages
 
 help:
 	@echo "make lab        open the course in JupyterLab (creates .venv the first time)"
@@ -22,6 +22,7 @@ help:
 	@echo "make site       the course as a static website -> _site/ (open _site/index.html)"
 	@echo "make new NB=10_topic TITLE=\"Title\"   a new notebook from the template"
 	@echo "make grade A=\"01_vector_sets 02_soft_select\"   grade every submission (sandboxed, parallel)"
+	@echo "make hub        the course's JupyterHub on 127.0.0.1:8000 (hub/roster.toml's accounts)"
 	@echo "make benchmark  time every notebook and its autograde -> benchmarks/notebooks.md,"
 	@echo "                and attention against length (notebook 06) -> benchmarks/efficient_attention.md"
 
@@ -61,7 +62,7 @@ system-packages:
 	  echo "could not install $$missing: the tests that need them will skip"; \
 	else echo "no apt-get (or no root): $$missing not installed, the tests that need them will skip"; fi
 
-test: lint system-packages
+test: lint system-packages hub-packages
 	$(PYTHON) -m pytest -n auto --dist loadgroup --durations=30 tests
 	$(PYTHON) -m pytest -n auto --dist loadfile --nbval --nbval-current-env --nbval-cell-timeout=120 solutions
 
@@ -119,6 +120,18 @@ benchmark: $(VENV)/.installed
 	$(PYTHON) -m instructor.benchmark_rnn_vs_attention
 	$(PYTHON) -m instructor.benchmark_loop_rule
 	$(PYTHON) -m instructor.benchmark_class_grading
+
+# The course's JupyterHub on http://127.0.0.1:8000 (docs/jupyterhub.md): the accounts of
+# hub/roster.toml, nbgrader's exchange, formgrader; as root, real system users. Ctrl-C stops it.
+hub: $(VENV)/.installed hub-packages
+	$(PYTHON) -m instructor.hub
+
+# configurable-http-proxy, JupyterHub's proxy, from hub/package-lock.json with the system's
+# npm (Node.js >= 20); without npm, the hub test skips and says why.
+hub-packages:
+	@if ! command -v npm >/dev/null; then echo "no npm: the hub test will skip (docs/jupyterhub.md)"; \
+	elif [ ! hub/node_modules/.installed -nt hub/package-lock.json ]; then \
+	  (cd hub && npm ci --no-audit --no-fund --loglevel=error) && touch hub/node_modules/.installed; fi
 
 grade: $(VENV)/.installed
 	@test -n "$(A)" || (echo 'usage: make grade A="01_vector_sets 02_soft_select"' && exit 2)

@@ -1,0 +1,511 @@
+"""The course's own JupyterHub: ``make hub`` (``python -m instructor.hub``).
+
+Starts a JupyterHub on 127.0.0.1 for the course, from files in the repository:
+``hub/roster.toml`` (the accounts and the course id), ``hub/jupyterhub_config.py`` (which
+calls :func:`configure`) and ``hub/package-lock.json`` (configurable-http-proxy, installed
+by ``npm ci`` into ``hub/node_modules``). Before the hub starts, :func:`prepare` makes
+what nbgrader's exchange needs and what a new instructor would otherwise get wrong
+(docs/jupyterhub.md says why each is there):
+
+- the exchange root, ``<state>/exchange``: ``rwxrwxrwt`` (everyone may create, nobody may
+  remove or rename what another made), with the course's folder made beforehand and owned
+  by the instructor, so that no student can create it first and own the course's inbox;
+- as root, every account of the roster as a system user (``useradd``) with a home of its
+  own in ``<state>/homes`` that only its owner may enter (Debian's ``useradd`` makes homes
+  readable by all), run by JupyterHub's ``LocalProcessSpawner``: how a single-server hub
+  (The Littlest JupyterHub) runs. Not as root, every account runs as the user who started
+  the hub (``SimpleLocalProcessSpawner``): a demo of the pages, with no permissions between
+  accounts, and the launcher says so;
+- the instructor's nbgrader course folder, ``~instructor/<course>/``, whose
+  ``nbgrader_config.py`` loads the repository's ``autograder/nbgrader_config.py`` and takes
+  ``solutions/`` and ``notebooks/`` from the checkout; with real users,
+  ``nbgrader collect`` collects a submission only from its owner
+  (:class:`instructor.exchange.OwnerCheckedCollect`);
+- one Jupyter configuration folder per role (``<state>/config/<role>``, the single-user
+  server's ``JUPYTER_CONFIG_PATH``): nbgrader's exchange settings for both, the
+  assignment list and validation for students (formgrader's server extension off), and
+  formgrader and the course list for instructors, whose server alone lets pages of its own
+  origin frame it (``frame-ancestors 'self'``; JupyterHub >= 4.1 sends ``'none'``, which
+  leaves formgrader's panel in JupyterLab blank).
+
+The hub's own state (database, cookie secret, password) lives in ``<state>``
+(``hub/state`` by default, git-ignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pwd
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from instructor.paths import COURSE_ROOT
+
+__all__ = [
+    "HUB_DIR",
+    "HubSettings",
+    "Roster",
+    "configure",
+    "main",
+    "prepare",
+    "skip_reason",
+]
+
+HUB_DIR = COURSE_ROOT / "hub"
+PROXY = HUB_DIR / "node_modules" / ".bin" / "configurable-http-proxy"
+SETTINGS_VARIABLE = "COURSE_HUB_SETTINGS"
+"""The environment variable through which ``hub/jupyterhub_config.py`` finds the settings."""
+
+NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
+# Submissions larger than this (all files together, and any one file) are refused by
+# `nbgrader submit` with "Directory size is too big": the course's notebooks are < 1 MB.
+SUBMISSION_LIMIT_KB = 5_000
+
+# nbgrader's JupyterLab plugins (@jupyter/nbgrader 0.9.6) each role does not get. Hiding a
+# plugin is a convenience, not a permission: what protects the gradebook is that it sits in
+# the instructor's home, which no student can enter.
+LAB_PLUGINS_OFF = {
+    "student": [
+        "@jupyter/nbgrader:formgrader",
+        "@jupyter/nbgrader:course-list",
+        "@jupyter/nbgrader:create-assignment",
+    ],
+    "instructor": [
+        "@jupyter/nbgrader:assignment-list",
+        "@jupyter/nbgrader:validate-assignment",
+    ],
+}
+SERVER_EXTENSIONS_OFF = {
+    "student": ["nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list"],
+    "instructor": ["nbgrader.server_extensions.assignment_list"],
+}
+# Formgrader's panel in JupyterLab is an iframe of /user/<name>/formgrader, a page of the
+# same server. JupyterHub >= 4.1 sends "frame-ancestors 'none'" from every single-user
+# server (it keeps other users' pages, on the same origin, from framing yours), so the panel
+# stays blank (nbgrader #1870). 'self' lets pages of the server's own origin frame it and
+# nothing else; only instructors' servers get it.
+INSTRUCTOR_CSP = "frame-ancestors 'self'"
+
+
+class HubError(RuntimeError):
+    """The hub cannot be set up as asked; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Roster:
+    """The course id and the hub's accounts (``hub/roster.toml``)."""
+
+    course: str
+    instructors: tuple[str, ...]
+    students: tuple[str, ...]
+
+    @classmethod
+    def load(cls, path: Path) -> Roster:
+        data = tomllib.loads(path.read_text())
+        roster = cls(
+            str(data["course"]),
+            tuple(data.get("instructors", ())),
+            tuple(data.get("students", ())),
+        )
+        names = roster.instructors + roster.students
+        bad = [n for n in names if not NAME.match(n)]
+        if bad or len(set(names)) != len(names) or not roster.instructors:
+            raise HubError(
+                f"{path}: names must be unique, lower-case letters, digits and '-', with at "
+                f"least one instructor (not valid: {bad or 'a repeated name'})"
+            )
+        return roster
+
+    @property
+    def users(self) -> tuple[str, ...]:
+        return self.instructors + self.students
+
+    def role(self, name: str) -> str:
+        return "instructor" if name in self.instructors else "student"
+
+
+@dataclass(frozen=True)
+class HubSettings:
+    """Everything ``hub/jupyterhub_config.py`` needs, written by :func:`prepare` as JSON."""
+
+    roster: Roster
+    state: Path
+    password: str
+    port: int = 8000
+    hub_port: int = 8081
+    proxy_api_port: int = 8001
+    real_users: bool = field(default_factory=lambda: os.geteuid() == 0)
+    submission_limit_kb: int = SUBMISSION_LIMIT_KB
+    course_root: Path = COURSE_ROOT
+
+    @property
+    def exchange(self) -> Path:
+        return self.state / "exchange"
+
+    def home(self, name: str) -> Path:
+        return self.state / "homes" / name
+
+    def course_folder(self, instructor: str) -> Path:
+        """The instructor's nbgrader course root (gradebook, submitted/, feedback/)."""
+        return self.home(instructor) / self.roster.course
+
+    def config_folder(self, role: str) -> Path:
+        return self.state / "config" / role
+
+    @property
+    def file(self) -> Path:
+        return self.state / "hub-settings.json"
+
+    def save(self) -> None:
+        data = asdict(self)
+        data["roster"] = asdict(self.roster)
+        self.file.write_text(json.dumps(data, default=str, indent=1))
+        self.file.chmod(0o600)  # holds the password
+
+    @classmethod
+    def read(cls, path: Path) -> HubSettings:
+        data = json.loads(path.read_text())
+        roster = data.pop("roster")
+        roster = Roster(roster["course"], tuple(roster["instructors"]), tuple(roster["students"]))
+        return cls(
+            roster=roster,
+            state=Path(data.pop("state")),
+            course_root=Path(data.pop("course_root")),
+            **data,
+        )
+
+
+def skip_reason() -> str | None:
+    """Why a hub cannot start here, or None (the hub test skips with this reason)."""
+    if shutil.which("node") is None:
+        return "no Node.js (`node`): configurable-http-proxy needs it (docs/jupyterhub.md)"
+    if not PROXY.exists():
+        return f"{PROXY} is missing: run `npm ci` in hub/ (`make hub` and `make test` do)"
+    try:
+        import jupyterhub  # noqa: F401
+    except ImportError:
+        return "jupyterhub is not installed (pip install -e '.[hub]')"
+    return None
+
+
+# -- preparing the machine ------------------------------------------------------------------
+
+
+def _run(*command: str) -> None:
+    subprocess.run(command, check=True, capture_output=True, text=True)
+
+
+def ensure_system_user(name: str, home: Path) -> pwd.struct_passwd:
+    """The system user ``name`` with its home at ``home``, made with ``useradd`` if missing.
+
+    A user that exists with another home was not made by the hub: it is not taken over.
+    """
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        home.parent.mkdir(parents=True, exist_ok=True)
+        _run("useradd", "--create-home", "--home-dir", str(home), "--user-group",
+             "--shell", "/bin/bash", name)  # fmt: skip
+        entry = pwd.getpwnam(name)
+    if Path(entry.pw_dir).resolve() != home.resolve():
+        raise HubError(
+            f"the system user {name!r} exists with the home {entry.pw_dir}, not {home}: it "
+            "was not made by this hub; rename the account in the roster"
+        )
+    home.mkdir(parents=True, exist_ok=True)
+    os.chown(home, entry.pw_uid, entry.pw_gid)
+    # Debian's useradd makes homes rwxr-xr-x (login.defs has no HOME_MODE): every student
+    # could read every other's notebooks and nbgrader's submission cache.
+    home.chmod(0o700)
+    return entry
+
+
+def make_reachable(path: Path) -> list[Path]:
+    """Let every user reach ``path`` (search permission, ``o+x``, on each folder above it
+    that lacks it); the folders changed.
+
+    The accounts' servers run the course's Python. A virtual environment built on a Python
+    under ``/root`` (pyenv's default as root) cannot be started by any other user; the
+    folders get ``o+x`` only (enter, not list), which is what a system Python has.
+    """
+    changed = []
+    for folder in reversed(path.resolve().parents):
+        mode = folder.stat().st_mode
+        if not mode & 0o001:
+            folder.chmod(mode | 0o001)
+            changed.append(folder)
+    return changed
+
+
+def _write(path: Path, text: str, owner: pwd.struct_passwd | None = None) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    if owner is not None:
+        os.chown(path.parent, owner.pw_uid, owner.pw_gid)
+        os.chown(path, owner.pw_uid, owner.pw_gid)
+
+
+def exchange_settings(settings: HubSettings) -> str:
+    """nbgrader settings both roles share: the course, the exchange, who takes the course."""
+    limit = settings.submission_limit_kb
+    return f"""c.CourseDirectory.course_id = {settings.roster.course!r}
+c.Exchange.root = {str(settings.exchange)!r}
+# Each course has its own folder in the exchange and in the student's home.
+c.Exchange.path_includes_course = True
+# Who takes which course: the JupyterHub groups nbgrader-<course> and formgrade-<course>.
+c.Authenticator.plugin_class = "nbgrader.auth.JupyterHubAuthPlugin"
+# A submission without the released notebook (renamed, deleted) is refused, not sent.
+c.ExchangeSubmit.strict = True
+# A submission over {limit} kB, or holding a file over it, is refused with
+# "Directory size is too big" (equal limits: a file over the limit fails the whole
+# submission instead of being left out of it without a word).
+c.CourseDirectory.max_dir_size = {limit}
+c.CourseDirectory.max_file_size = {limit}
+"""
+
+
+def instructor_course_config(settings: HubSettings) -> str:
+    """The instructor's ``<course>/nbgrader_config.py``: the repository's, on this hub."""
+    root = settings.course_root
+    collect = (
+        "# A submission is collected only from its owner (nbgrader only warns).\n"
+        'c.ExchangeFactory.collect = "instructor.exchange.OwnerCheckedCollect"\n'
+        if settings.real_users
+        else "# Not root: every account is one system user, so no owner check on collect.\n"
+    )
+    return f'''"""The course on this hub, written by `make hub` (instructor/hub.py); edit freely.
+
+It loads the course's own configuration from the checkout, then points nbgrader at this
+folder (gradebook, submitted/, autograded/, feedback/) and at the hub's exchange. Due
+dates and the late penalty go here, as in autograder/nbgrader_config.py, e.g.
+c.Deadlines.due_dates = {{"01_vector_sets": "2026-11-20 23:59:00 Europe/Paris"}}
+c.LateSubmissionPlugin.penalty_method = "zero"
+"""
+
+c = get_config()  # noqa: F821
+load_subconfig({str(root / "autograder" / "nbgrader_config.py")!r})  # noqa: F821
+c.CourseDirectory.root = {str(settings.course_folder(settings.roster.instructors[0]))!r}
+c.CourseDirectory.source_directory = {str(root / "solutions")!r}
+c.CourseDirectory.release_directory = {str(root / "notebooks")!r}
+{exchange_settings(settings)}{collect}'''
+
+
+def role_config(settings: HubSettings, role: str, instructor_course: Path) -> None:
+    """The Jupyter configuration folder of ``role``: nbgrader, server extensions, lab."""
+    folder = settings.config_folder(role)
+    server: dict[str, Any] = {
+        "ServerApp": {"jpserver_extensions": dict.fromkeys(SERVER_EXTENSIONS_OFF[role], False)},
+        # A hub's users need no news or update checks from the internet in their lab.
+        "LabApp": {
+            "news_url": None,
+            "check_for_updates_class": "jupyterlab.NeverCheckForUpdate",
+        },
+    }
+    if role == "instructor":
+        server["ServerApp"]["tornado_settings"] = {
+            "headers": {"Content-Security-Policy": INSTRUCTOR_CSP}
+        }
+        nbgrader = (
+            '"""Instructors: the course folder\'s configuration (written by make hub)."""\n'
+            "c = get_config()  # noqa: F821\n"
+            f"load_subconfig({str(instructor_course / 'nbgrader_config.py')!r})  # noqa: F821\n"
+        )
+    else:
+        nbgrader = (
+            '"""Students: the course and its exchange (written by make hub)."""\n'
+            "c = get_config()  # noqa: F821\n" + exchange_settings(settings)
+        )
+    _write(folder / "jupyter_server_config.json", json.dumps(server, indent=1))
+    page = {"disabledExtensions": dict.fromkeys(LAB_PLUGINS_OFF[role], True)}
+    _write(folder / "labconfig" / "page_config.json", json.dumps(page, indent=1))
+    _write(folder / "nbgrader_config.py", nbgrader)
+
+
+def prepare(settings: HubSettings) -> list[str]:
+    """Make the exchange, the accounts, the course folder and the role configurations.
+
+    Returns what a person should know (what it fell back to). Running it again keeps what
+    is there: the gradebook, submissions and homes survive a restart.
+    """
+    notes = []
+    settings.state.mkdir(parents=True, exist_ok=True)
+    settings.state.chmod(0o755)  # users' servers read their role's configuration here
+    (settings.state / "homes").mkdir(exist_ok=True)
+    (settings.state / "homes").chmod(0o755)
+    owners: dict[str, pwd.struct_passwd | None] = {}
+    for name in settings.roster.users:
+        if settings.real_users:
+            owners[name] = ensure_system_user(name, settings.home(name))
+        else:
+            settings.home(name).mkdir(parents=True, exist_ok=True)
+            owners[name] = None
+    if settings.real_users:
+        python = Path(sys.executable).resolve()
+        for target in (python, Path(sys.executable), settings.course_root / "course.toml"):
+            for folder in make_reachable(target):
+                notes.append(
+                    f"made {folder} enterable by all (o+x), so the accounts can run {python}"
+                )
+    else:
+        notes.append(
+            "not root: every account runs as this user (SimpleLocalProcessSpawner), homes in "
+            f"{settings.state / 'homes'}; nothing keeps one account from another's files, "
+            "and collect does not check who owns a submission. Run as root for real users."
+        )
+    # The exchange: anyone may create in it (nbgrader's own default), nobody may remove or
+    # rename what another made (the sticky bit); the course's folder is the instructor's
+    # before any student can make it.
+    settings.exchange.mkdir(exist_ok=True)
+    settings.exchange.chmod(0o1777)
+    instructor = settings.roster.instructors[0]
+    course_exchange = settings.exchange / settings.roster.course
+    course_exchange.mkdir(exist_ok=True)
+    course_exchange.chmod(0o755)
+    course = settings.course_folder(instructor)
+    course.mkdir(exist_ok=True)
+    if owners[instructor] is not None:
+        entry = owners[instructor]
+        os.chown(course_exchange, entry.pw_uid, entry.pw_gid)
+        os.chown(course, entry.pw_uid, entry.pw_gid)
+    config = course / "nbgrader_config.py"
+    if not config.exists():  # the instructor's own edits (due dates) survive a restart
+        _write(config, instructor_course_config(settings), owners[instructor])
+    for role in ("student", "instructor"):
+        role_config(settings, role, course)
+    if len(settings.roster.instructors) > 1:
+        notes.append(
+            f"the course folder is {instructor}'s; other instructors get formgrader's "
+            "pages but not that folder (share it through a Unix group, docs/jupyterhub.md)"
+        )
+    settings.save()
+    return notes
+
+
+# -- the hub's configuration -------------------------------------------------------------------
+
+
+def _role_hook(settings: HubSettings):
+    """A ``Spawner.pre_spawn_hook`` that gives each server its role's configuration."""
+
+    def hook(spawner: Any) -> None:
+        role = settings.roster.role(spawner.user.name)
+        spawner.environment = {
+            **spawner.environment,
+            "JUPYTER_CONFIG_PATH": str(settings.config_folder(role)),
+        }
+
+    return hook
+
+
+def configure(c: Any, settings: HubSettings) -> None:
+    """Set JupyterHub's configuration ``c`` (``hub/jupyterhub_config.py`` calls this)."""
+    roster, state = settings.roster, settings.state
+    venv_bin = Path(sys.executable).parent
+    c.JupyterHub.ip = "127.0.0.1"
+    c.JupyterHub.port = settings.port
+    c.JupyterHub.hub_ip = "127.0.0.1"
+    c.JupyterHub.hub_port = settings.hub_port
+    c.ConfigurableHTTPProxy.command = [str(PROXY)]
+    c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{settings.proxy_api_port}"
+    c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
+    c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
+    c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
+    c.JupyterHub.pid_file = str(state / "jupyterhub.pid")
+    # The dummy authenticator with a password: JupyterHub 5.3 moved DummyAuthenticator's
+    # password into SharedPasswordAuthenticator. Only the roster's names may log in.
+    c.JupyterHub.authenticator_class = "shared-password"
+    c.SharedPasswordAuthenticator.user_password = settings.password
+    c.Authenticator.allowed_users = set(roster.users)
+    # nbgrader's JupyterHubAuthPlugin reads a user's courses from these groups.
+    c.JupyterHub.load_groups = {
+        f"nbgrader-{roster.course}": {"users": list(roster.students)},
+        f"formgrade-{roster.course}": {"users": list(roster.instructors)},
+    }
+    # ... through the hub's API, with the server's own token: it may read its own user's
+    # groups, nothing more (JupyterHub's default token cannot, so "No courses" otherwise).
+    c.Spawner.server_token_scopes = [
+        "users:activity!user",
+        "access:servers!server",
+        "read:users:groups!user",
+    ]
+    if settings.real_users:
+        c.JupyterHub.spawner_class = "localprocess"
+    else:
+        c.JupyterHub.spawner_class = "simple"
+        c.SimpleLocalProcessSpawner.home_dir_template = str(state / "homes" / "{username}")
+    c.Spawner.cmd = [str(venv_bin / "jupyterhub-singleuser")]
+    c.Spawner.default_url = "/lab"
+    # nbgrader's server extensions run `jupyter` and `alembic` by name.
+    c.Spawner.environment = {"PATH": f"{venv_bin}{os.pathsep}/usr/local/bin:/usr/bin:/bin"}
+    c.Spawner.pre_spawn_hook = _role_hook(settings)
+    # A 2-core machine starting JupyterLab for several users at once is slow.
+    c.Spawner.start_timeout = 180
+    c.Spawner.http_timeout = 180
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+def password_for(state: Path) -> str:
+    """The hub's shared password: made once, kept in ``<state>/password`` (owner only)."""
+    path = state / "password"
+    if not path.exists():
+        state.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_urlsafe(12))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m instructor.hub", description=__doc__)
+    parser.add_argument("--roster", type=Path, default=HUB_DIR / "roster.toml")
+    parser.add_argument("--state", type=Path, default=HUB_DIR / "state")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--password", help="the shared password (default: made once, kept)")
+    args = parser.parse_args(argv)
+    reason = skip_reason()
+    if reason:
+        sys.exit(f"cannot start the hub: {reason}")
+    state = args.state.resolve()
+    settings = HubSettings(
+        roster=Roster.load(args.roster),
+        state=state,
+        password=args.password or password_for(state),
+        port=args.port,
+        hub_port=args.port + 81,
+        proxy_api_port=args.port + 1,
+    )
+    try:
+        notes = prepare(settings)
+    except (HubError, subprocess.CalledProcessError) as error:
+        detail = getattr(error, "stderr", "") or ""
+        sys.exit(f"cannot set up the hub: {error} {detail}".strip())
+    roster = settings.roster
+    print(f"The course's hub: http://127.0.0.1:{settings.port}/  (Ctrl-C stops it)")
+    print(f"  instructor: {', '.join(roster.instructors)}; students: {', '.join(roster.students)}")
+    print(f"  password (every account): {settings.password}")
+    course = settings.course_folder(roster.instructors[0])
+    print(f"  exchange: {settings.exchange}; course folder: {course}")
+    for note in notes:
+        print(f"  note: {note}")
+    sys.stdout.flush()
+    env = {**os.environ, SETTINGS_VARIABLE: str(settings.file)}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    hub = str(Path(sys.executable).parent / "jupyterhub")
+    # JupyterHub itself stops its servers and the proxy on Ctrl-C (SIGINT) or SIGTERM: the
+    # launcher's process becomes the hub's, so the signal reaches it directly.
+    os.chdir(state)
+    os.execve(hub, [hub, "-f", str(HUB_DIR / "jupyterhub_config.py")], env)
+
+
+if __name__ == "__main__":
+    main()
