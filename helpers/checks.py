@@ -67,7 +67,8 @@ MAX_MESSAGE = 600
 LIKELY_CAUSES: tuple[tuple[str, str], ...] = (
     (
         r"cannot be multiplied|mat1 and mat2|Expected size for first two dimensions of batch2"
-        r"|size mismatch|inconsistent tensor size|Expected .*batch1.* batch2",
+        r"|size mismatch|inconsistent tensor size|Expected .*batch1.* batch2"
+        r"|mismatch in its core dimension|not aligned",
         "shapes that cannot be multiplied: an operand is transposed (K instead of K^T, or "
         "K.T on a batch where K.transpose(-2, -1) was meant), or the product is taken in the "
         "wrong order",
@@ -77,6 +78,17 @@ LIKELY_CAUSES: tuple[tuple[str, str], ...] = (
         r"shape mismatch|not broadcastable|doesn't match the broadcast shape",
         "shapes that do not broadcast: a transposed operand, a reduction without "
         "keepdim=True, or a dimension indexed for 2-D inputs only",
+    ),
+    (
+        r"Sizes of tensors must match except in dimension|stack expects each tensor to be "
+        r"equal size|all the input arrays? dimensions",
+        "pieces of different sizes joined: torch.cat (or torch.stack) along the wrong "
+        "dimension, or a piece built with its sizes swapped",
+    ),
+    (
+        r"used as indices must be|arrays used as indices must be of integer",
+        "an index of a floating dtype: indices must be integers (torch.long), so compute "
+        "them with torch.arange(n) and integer arithmetic, not in the input's dtype",
     ),
     (
         r"dtype|scalar type|expected .*(Float|Double|Half|Long)|(Float|Double|Long) "

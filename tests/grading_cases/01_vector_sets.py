@@ -112,6 +112,18 @@ def one_hot(tokens, vocab):
     return torch.eye(len(vocab))[indices]
 """,
     ),
+    # Mistakes no visible test wrote a message for (issue 30): checked_call names them.
+    Mutation(
+        "one_hot",
+        "column indices made as float32 (a new wrong dtype)",
+        {
+            "columns = torch.tensor([vocab.index(token) for token in tokens], dtype=torch.long)": (
+                "columns = torch.tensor([vocab.index(token) for token in tokens], "
+                "dtype=torch.float32)"
+            )
+        },
+        message="raised IndexError: tensors used as indices must be long",
+    ),
     # ---------------------------------------------------------------- frame_signal
     Mutation(
         "frame_signal",
@@ -211,6 +223,27 @@ def frame_signal(signal, frame_length, hop_length):
         start += hop_length
     return torch.stack(frames)
 """,
+    ),
+    # Mistakes no visible test wrote a message for (issue 30): checked_call names them.
+    Mutation(
+        "frame_signal",
+        "frame starts in the signal's dtype (a new wrong dtype)",
+        {
+            "starts = torch.arange(num_frames) * hop_length": (
+                "starts = torch.arange(num_frames, dtype=signal.dtype) * hop_length"
+            )
+        },
+        message="Likely cause: an index of a floating dtype",
+    ),
+    Mutation(
+        "frame_signal",
+        "frame starts not made a column (a new wrong shape)",
+        {
+            "index = starts[:, None] + torch.arange(frame_length)": (
+                "index = starts + torch.arange(frame_length)"
+            )
+        },
+        message="frame_signal(a float32 tensor of shape (12,), 5, 2) raised RuntimeError: The size",
     ),
     # ---------------------------------------------------------------- context_window
     Mutation(
@@ -320,6 +353,13 @@ def context_window(X, k):
     windows = F.pad(X, (0, 0, k, k)).unfold(0, 2 * k + 1, 1)  # (n, d, 2k + 1)
     return windows.transpose(1, 2).reshape(n, (2 * k + 1) * d)
 """,
+    ),
+    # A mistake no visible test wrote a message for (issue 30): checked_call names it.
+    Mutation(
+        "context_window",
+        "zero padding of shape (d, k) (a new wrong shape)",
+        {"padding = X.new_zeros(k, d)": "padding = X.new_zeros(d, k)"},
+        message="Likely cause: pieces of different sizes joined",
     ),
     # ---------------------------------------------------------------- concept questions
     Case(

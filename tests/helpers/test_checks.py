@@ -466,6 +466,9 @@ X23 = torch.ones(2, 3)
         (_mask_indexing, (torch.ones(2, 2, 3), torch.ones(2, 3, dtype=torch.bool)), "masked_fill"),
         (_no_return, (X23,), "does not `return`"),
         (lambda x: x + torch.ones(4), (X23,), "do not broadcast"),
+        (lambda x: torch.cat([x, x.T]), (X23,), "torch.cat (or torch.stack) along the wrong"),
+        (lambda x: x.numpy() @ x.numpy(), (X23,), "an operand is transposed"),  # numpy's matmul
+        (lambda x: x[torch.arange(2, dtype=x.dtype)], (X23,), "indices must be integers"),
     ],
 )
 def test_checked_call_names_the_call_the_exception_and_its_likely_cause(
