@@ -2,10 +2,15 @@
 which classes both sides rebuild by name.
 
 A record (:meth:`.wire.Writer.module`) names the module's class and carries its plain
-attributes, parameters, buffers and children. The reading side builds the module from it:
-a class both sides have (:func:`known_layer`) as itself, any other as a stand-in
-(:func:`.probe.stand_in` in the grader, :func:`.probe_kernel.rebuild` in the kernel), and
-then fills it (:func:`fill_module`), which refuses anything but data.
+attributes, parameters, buffers and children. The reading side builds the module from it
+and then fills it (:func:`fill_module`), which refuses anything but data:
+
+* the kernel (:func:`.probe_kernel.rebuild`) rebuilds a module the grader sent as the class
+  it names (:func:`known_layer`), or from the test cell's source;
+* the grader (:func:`.probe.stand_in`) never builds a real class from a kernel's record: the
+  class name is the student's to choose. A kernel's module is a stand-in whose ``forward``
+  runs in the kernel; one that names a class of :func:`known_layer` poses as that class
+  (``isinstance``) and nothing more.
 """
 
 from __future__ import annotations
@@ -20,7 +25,9 @@ from .wire import Reader, WireError, is_plain
 __all__ = ["KNOWN_MODULES", "fill_module", "known_layer"]
 
 KNOWN_MODULES = ("torch.nn.modules.", "helpers.reference_layers.")
-"""Where a class named by a record is imported from, on either side, instead of a stand-in."""
+"""Where a class named by a record is imported from: the kernel builds the grader's modules
+of these classes as themselves; the grader's stand-in for a kernel's module only poses as
+one."""
 
 
 def fill_module(module: torch.nn.Module, record: dict, reader: Reader) -> torch.nn.Module:
@@ -74,7 +81,8 @@ def _check_name(module: torch.nn.Module, name: str, taken: set[str]) -> None:
 
 def known_layer(class_name: Any) -> type | None:
     """The class named ``class_name`` if both sides have it: one of ``torch.nn``'s own
-    modules, or a layer of :mod:`helpers.reference_layers` (the student package)."""
+    modules, or a layer of :mod:`helpers.reference_layers` (the student package). A name,
+    not a proof: the grader only makes its stand-ins pose as the class (:mod:`.probe`)."""
     if not isinstance(class_name, str) or not class_name.startswith(KNOWN_MODULES):
         return None
     module_name, _, qualname = class_name.rpartition(".")

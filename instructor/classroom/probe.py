@@ -20,11 +20,15 @@ in the grader, and what the kernel sends back can only be data:
 * torch's global random state is sent with every call, so a seeded test draws in the kernel
   what it would draw in one process (nothing random comes back: a kernel cannot choose the
   grader's next test inputs);
-* an ``nn.Module`` comes back as a stand-in (:func:`stand_in`): torch's own layer classes are
-  rebuilt here as the real classes with the kernel's parameters, the student's classes as
-  :class:`RemoteModule`, whose ``forward`` is a probe. Before each such call the stand-in's
+* an ``nn.Module`` comes back as a stand-in (:func:`stand_in`): a module the grader sent is
+  the grader's own object again; any module the kernel made is a :class:`RemoteModule`, whose
+  ``forward`` is a probe, whatever class it names. Before each such call the stand-in's
   parameters, buffers and train/eval flags are sent to the kernel, so weights the test sets
-  here are the weights the student's code uses.
+  here are the weights the student's code uses. A record that names one of torch's layers
+  (or of ``helpers.reference_layers``) gets a stand-in that is also an instance of that
+  class, so that a test's ``isinstance(layer, nn.Linear)`` reads as in the kernel; the
+  class's own code never computes its output here: a class name is the student's to choose
+  (a ``PositionwiseFeedForward`` renamed ``torch.nn.modules.container.Sequential``).
 
 Anything that is not in the format raises :class:`ProbeError` (the submission broke the
 protocol); the test then fails and the grader notes why.
@@ -36,6 +40,7 @@ import builtins
 import itertools
 import os
 import stat
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -287,17 +292,23 @@ class RemoteFunction:
 
 
 class RemoteModule(nn.Module):
-    """Stands for a module of the student's own class; its ``forward`` is a probe."""
+    """Stands for a module the kernel made; its ``forward`` is a probe.
+
+    A subclass made by :func:`remote_class` is also an instance of the torch layer the
+    kernel's record names, for the tests' structural checks; its ``forward`` is still this
+    one (first in the method order)."""
 
     def __init__(self, channel: Channel, handle: int, class_name: str) -> None:
-        super().__init__()
+        # Not super().__init__(): after this class, a posing subclass's method order reaches
+        # the torch layer's __init__, which wants its own arguments; the record fills it.
+        nn.Module.__init__(self)
         self._probe = (channel, handle)
         self._class_name = class_name
 
     def __deepcopy__(self, memo: dict) -> RemoteModule:
         import copy
 
-        clone = RemoteModule.__new__(RemoteModule)
+        clone = type(self).__new__(type(self))
         memo[id(self)] = clone
         for key, value in vars(self).items():
             object.__setattr__(clone, key, copy.deepcopy(value, memo))
@@ -331,10 +342,33 @@ class RemoteModule(nn.Module):
         return result
 
 
+_POSING: dict[type, type[RemoteModule]] = {}
+
+
+def remote_class(claimed: type[nn.Module] | None) -> type[RemoteModule]:
+    """:class:`RemoteModule`, or its subclass that is also an instance of ``claimed`` (a
+    torch layer a kernel's record names): the stand-in's type answers ``isinstance`` as the
+    kernel's object would, and its ``forward`` is still the probe."""
+    if claimed is None or issubclass(claimed, RemoteModule):
+        return RemoteModule
+    if claimed not in _POSING:
+        name = f"Remote{claimed.__name__}"
+        try:
+            with warnings.catch_warnings():  # torch warns on subclassing its deprecated layers
+                warnings.simplefilter("ignore")
+                posing = type(name, (RemoteModule, claimed), {"__module__": __name__})
+        except TypeError:  # no consistent method order with that class: a plain stand-in
+            posing = RemoteModule
+        _POSING[claimed] = posing
+    return _POSING[claimed]
+
+
 def stand_in(record: dict, reader: wire.Reader, channel: Channel) -> nn.Module:
-    """The grader's stand-in for the kernel's module described by ``record``: torch's own
-    layers as the real classes, the student's classes as :class:`RemoteModule`, and a
-    module the grader sent (``module_ref``) as the grader's own object."""
+    """The grader's stand-in for the kernel's module described by ``record``: a module the
+    grader sent (``module_ref``) as the grader's own object, any other as a
+    :class:`RemoteModule` whose ``forward`` runs in the kernel. Never the real class of the
+    name the record gives: that name is the student's to choose, so a module is computed
+    here by torch's code only if the grader itself made it."""
     if type(record.get("handle")) is not int:
         raise wire.WireError("a module record without a handle")
     if record.get("t") == "module_ref":
@@ -347,10 +381,7 @@ def stand_in(record: dict, reader: wire.Reader, channel: Channel) -> nn.Module:
     class_name = str(record.get("class"))
     if class_name.startswith("__grader_test__."):
         raise wire.WireError(f"a module of the grader's class {class_name[:80]} it did not send")
-    cls = module_records.known_layer(record.get("class"))
-    if cls is not None:
-        module = cls.__new__(cls)
-        nn.Module.__init__(module)
-    else:
-        module = RemoteModule(channel, record["handle"], str(record.get("class"))[:300])
+    cls = remote_class(module_records.known_layer(class_name))
+    module = cls.__new__(cls)
+    RemoteModule.__init__(module, channel, record["handle"], class_name[:300])
     return module_records.fill_module(module, record, reader)

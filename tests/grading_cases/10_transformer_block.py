@@ -52,6 +52,53 @@ CASES = [
     Mutation("PositionwiseFeedForward", "dropout read as the keep probability (keep_prob)", {
         "self.dropout = nn.Dropout(dropout)": "self.dropout = nn.Dropout(1 - dropout)",
     }, hidden=True),
+    # Aimed at the grader (issue 32): a class name is the student's to choose. Named as
+    # torch's nn.Sequential, whose forward runs linear1, relu, dropout, linear2 in order,
+    # this forward (zeros) was never called: the grader computed the stand-in with torch's
+    # code. Now every module the kernel made computes in the kernel.
+    Case("PositionwiseFeedForward", "wrong", "class renamed torch.nn.Sequential, zeros forward",
+         '''
+class PositionwiseFeedForward(nn.Module):
+    def __init__(self, d_model, d_ff, dropout=0.0):
+        super().__init__()
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.relu = nn.ReLU()
+        self.dropout = nn.Dropout(dropout)
+        self.linear2 = nn.Linear(d_ff, d_model)
+
+    def forward(self, X):
+        return torch.zeros_like(X)
+
+
+PositionwiseFeedForward.__module__ = "torch.nn.modules.container"
+PositionwiseFeedForward.__qualname__ = "Sequential"
+''', message="the right shape (2, 5, 4) but wrong values"),
+    # The same disguise on a child: linear2 named nn.Linear, computing its own thing. The
+    # reference is the test's own layers, so the disguised child cannot set the answer.
+    Case("PositionwiseFeedForward", "wrong", "a child renamed torch.nn.Linear that doubles",
+         '''
+class _Doubled(nn.Linear):
+    def forward(self, X):
+        return 2 * super().forward(X)
+
+
+_Doubled.__module__, _Doubled.__qualname__ = "torch.nn.modules.linear", "Linear"
+
+
+class PositionwiseFeedForward(nn.Module):
+    def __init__(self, d_model, d_ff, dropout=0.0):
+        super().__init__()
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.linear2 = _Doubled(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, X):
+        return self.linear2(self.dropout(torch.relu(self.linear1(X))))
+''', message="the right shape (2, 5, 4) but wrong values"),
     Case("PositionwiseFeedForward", "right", "F.linear and F.dropout with self.training", '''
 class PositionwiseFeedForward(nn.Module):
     def __init__(self, d_model, d_ff, dropout=0.0):
@@ -234,6 +281,59 @@ def layer_norm(x, gamma, beta, eps=1e-5):
             "F_H = self.feed_forward(H.reshape(batch * n, d)).reshape(batch, n, d)\n"
             "        return self.norm2(H + F_H)",
     }, hidden=True),
+    # Aimed at the grader (issue 32): sublayers of its own when the test's are not torch's
+    # (the hidden test's). A reference computed from block.attention and block.feed_forward
+    # agreed with any decoy; the test's own copies of the sublayers do not.
+    Case("EncoderBlock", "wrong", "decoy sublayers when not given torch's attention", '''
+class _Decoy(nn.Module):
+    def forward(self, Z, mask=None):
+        return torch.zeros_like(Z), None
+
+
+class EncoderBlock(nn.Module):
+    def __init__(self, attention, feed_forward, d_model, norm_first=False):
+        super().__init__()
+        torch_given = type(attention).__name__ == "TorchAttention"
+        self.attention = attention if torch_given else _Decoy()
+        self.feed_forward = feed_forward if torch_given else nn.Identity()
+        self.norm1 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.norm_first = norm_first
+
+    def forward(self, X, mask=None):
+        if self.norm_first:
+            H = X + self.attention(self.norm1(X), mask)[0]
+            return H + self.feed_forward(self.norm2(H))
+        H = self.norm1(X + self.attention(X, mask)[0])
+        return self.norm2(H + self.feed_forward(H))
+''', hidden=True),
+    # The same, the decoys named as torch's own layers: a name makes no module the grader's.
+    Case("EncoderBlock", "wrong", "decoys named torch.nn.Identity, when not given torch's", '''
+class _Zero(nn.Module):
+    def forward(self, Z, mask=None):
+        return torch.zeros_like(Z), None
+
+
+_Zero.__module__, _Zero.__qualname__ = "torch.nn.modules.linear", "Identity"
+
+
+class EncoderBlock(nn.Module):
+    def __init__(self, attention, feed_forward, d_model, norm_first=False):
+        super().__init__()
+        torch_given = type(attention).__name__ == "TorchAttention"
+        self.attention = attention if torch_given else _Zero()
+        self.feed_forward = feed_forward if torch_given else nn.Sequential()
+        self.norm1 = nn.LayerNorm(d_model)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.norm_first = norm_first
+
+    def forward(self, X, mask=None):
+        if self.norm_first:
+            H = X + self.attention(self.norm1(X), mask)[0]
+            return H + self.feed_forward(self.norm2(H))
+        H = self.norm1(X + self.attention(X, mask)[0])
+        return self.norm2(H + self.feed_forward(H))
+''', hidden=True),
     Case("EncoderBlock", "right", "one residual helper for both sublayers", '''
 class EncoderBlock(nn.Module):
     def __init__(self, attention, feed_forward, d_model, norm_first=False):

@@ -139,7 +139,8 @@ def test_a_module_comes_back_as_a_stand_in_that_runs_in_the_kernel(kernel, chann
     kernel["Student"] = Student
     module = channel.lookup("Student")(4)
     assert isinstance(module, RemoteModule) and isinstance(module, nn.Module)
-    assert type(module.proj) is nn.Linear and module.d == 4
+    assert isinstance(module.proj, nn.Linear) and isinstance(module.proj, RemoteModule)
+    assert module.d == 4
     assert "Student(" in repr(module)
     with torch.no_grad():  # weights set by the grader are the kernel's weights
         module.proj.weight.copy_(torch.eye(4) * 2)
@@ -234,7 +235,7 @@ def test_a_module_record_is_data_and_nothing_more(
 ) -> None:
     kernel["make"] = lambda: nn.Linear(2, 2)
     make = channel.lookup("make")
-    assert type(make()) is nn.Linear
+    assert isinstance(make(), nn.Linear)
     _forged(monkeypatch, edit)
     with pytest.raises(ProbeError, match=refused):
         make()
