@@ -58,7 +58,13 @@ def local_mask(n, window):
     for offset in range(-window, window + 1):
         mask |= torch.ones(n - abs(offset), dtype=torch.bool).diag(offset)
     return mask
-''', hidden=True),
+''', message="The window may reach past the ends of the sequence (even window >= n)"),
+    Mutation("local_mask", "a window wider than the sequence refused", {
+        "if window < 0:": "if window < 0 or window >= n:",
+    }, message="The window may reach past the ends of the sequence"),
+    Mutation("local_mask", "only window == -1 refused (tried on -1 alone)", {
+        "if window < 0:": "if window == -1:",
+    }, hidden=True),
     # ------------------------------------------------------------------ global_mask
     Mutation("global_mask", "rows only", {
         "return is_global[:, None] | is_global[None, :]":
@@ -96,6 +102,12 @@ def local_mask(n, window):
     Mutation("global_mask", "float index tensor when the list is empty", {
         "is_global[indices] = True": "is_global[torch.tensor(indices)] = True",
     }, message="An empty list of global tokens must give an all-False mask"),
+    Mutation("global_mask", "emptiness tested with `not global_tokens` (fails on a tensor)", {
+        "    indices = [int(i) for i in global_tokens]\n":
+            "    if not global_tokens:\n"
+            "        return torch.zeros(n, n, dtype=torch.bool)\n"
+            "    indices = [int(i) for i in global_tokens]\n",
+    }, message="global_tokens may be a 1-D integer tensor"),
     Mutation("global_mask", "off by one in the range check: an index equal to n passes", {
         "if not 0 <= i < n:": "if not 0 <= i <= n:",
     }, hidden=True),
@@ -134,7 +146,10 @@ def global_mask(n, global_tokens):
     }, message="keep the dtype of their input"),
     Mutation("sliding_window_attention", "keys converted to float32 (matmul fails on float64)", {
         "k = F.pad(K[..., lo:hi, :]": "k = F.pad(K[..., lo:hi, :].float()",
-    }, message="raised RuntimeError on float64 inputs"),
+    }, message="On float64 inputs a tensor you create is float32"),
+    Mutation("sliding_window_attention", "a window wider than the sequence refused", {
+        "if window < 0:": "if window < 0 or window >= Q.shape[-2]:",
+    }, message="window >= n: the window reaches past both ends of the sequence"),
     Case("sliding_window_attention", "wrong", "plain softmax attention, the window ignored", '''
 def sliding_window_attention(Q, K, V, window):
     if window < 0:
@@ -149,7 +164,33 @@ def sliding_window_attention(Q, K, V, window):
         "n, d = Q.shape[-2], Q.shape[-1]": "n, d = len(Q), Q.shape[-1]",
         # zeros, not new_empty: the rows it never writes must not differ from run to run
         "out = Q.new_empty(": "out = Q.new_zeros(",
-    }, hidden=True),
+    }, message="sliding_window_attention for Q, K (2, 7, 4) and V (2, 7, 3), window 1"),
+    Case("sliding_window_attention", "wrong", "2-D inputs only: n, d = Q.shape", '''
+def sliding_window_attention(Q, K, V, window):
+    if window < 0:
+        raise ValueError(f"window must be >= 0, got {window}")
+    n, d = Q.shape
+    rows = []
+    for i in range(n):
+        lo, hi = max(0, i - window), min(n, i + window + 1)
+        scores = Q[i] @ K[lo:hi].T / d**0.5
+        rows.append(scores.softmax(dim=-1) @ V[lo:hi])
+    return torch.stack(rows)
+''', message="Q, K and V may have leading batch dimensions (...) and V its own last size d_v"),
+    Case("sliding_window_attention", "wrong", "one batch dimension at most (bmm)", '''
+def sliding_window_attention(Q, K, V, window):
+    if window < 0:
+        raise ValueError(f"window must be >= 0, got {window}")
+    if Q.dim() == 2:
+        return sliding_window_attention(Q[None], K[None], V[None], window)[0]
+    batch, n, d = Q.shape
+    rows = []
+    for i in range(n):
+        lo, hi = max(0, i - window), min(n, i + window + 1)
+        scores = torch.bmm(Q[:, i : i + 1, :], K[:, lo:hi, :].transpose(1, 2)) / d**0.5
+        rows.append(torch.bmm(scores.softmax(dim=-1), V[:, lo:hi, :]))
+    return torch.cat(rows, dim=1)
+''', hidden=True),
     Case("sliding_window_attention", "right", "unfold with a validity mask at the edges", '''
 def sliding_window_attention(Q, K, V, window):
     if window < 0:
@@ -193,7 +234,13 @@ def sliding_window_attention(Q, K, V, window):
     Mutation("linear_attention", "features in float32 (matmul fails on float64)", {
         "phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1":
             "phi_q, phi_k = F.elu(Q.float()) + 1, F.elu(K.float()) + 1",
-    }, message="raised RuntimeError on float64 inputs"),
+    }, message="a tensor you create or convert is float32"),
+    Mutation("linear_attention", "keys summed with a float32 vector of ones (a new dtype error)", {
+        "z = phi_k.sum(dim=-2)": "z = torch.ones(K.shape[-2]) @ phi_k",
+    }, message="Likely cause: a dtype mismatch"),
+    Mutation("linear_attention", "transpose(0, 1) for phi(K)^T (a new shape error on a batch)", {
+        "S = phi_k.mT @ V": "S = phi_k.transpose(0, 1) @ V",
+    }, message="Likely cause: shapes that do not broadcast"),
     Mutation("linear_attention", "result cast to float32", {
         "return numerator / denominator": "return (numerator / denominator).float()",
     }, message="keep the dtype of their input"),
@@ -214,7 +261,17 @@ def linear_attention(Q, K, V, eps=1e-6):
 ''', message="softmax attention: linear attention replaces exp(q.k) by phi(q).phi(k)"),
     Mutation("linear_attention", "assumes no batch dimension: keys summed over dim 0", {
         "z = phi_k.sum(dim=-2)": "z = phi_k.sum(dim=0)",
-    }, hidden=True),
+    }, message="may have leading batch dimensions (...): index, sum and transpose"),
+    Case("linear_attention", "wrong", "one batch dimension at most (bmm)", '''
+def linear_attention(Q, K, V, eps=1e-6):
+    if Q.dim() == 2:
+        return linear_attention(Q[None], K[None], V[None], eps)[0]
+    phi_q = torch.nn.functional.elu(Q) + 1
+    phi_k = torch.nn.functional.elu(K) + 1
+    S = torch.bmm(phi_k.transpose(1, 2), V)
+    z = phi_k.sum(dim=1)
+    return torch.bmm(phi_q, S) / (torch.bmm(phi_q, z.unsqueeze(2)) + eps)
+''', hidden=True),
     Case("linear_attention", "right", "einsum", '''
 def linear_attention(Q, K, V, eps=1e-6):
     phi_q = torch.nn.functional.elu(Q) + 1
