@@ -15,7 +15,10 @@ output, so that its empty output is not read as a pass.
 
 Where the grader is root with bubblewrap, the kernel is forked from the worker's zygote
 (:mod:`.zygote`, :mod:`.forked_kernel`), which has imported torch and the rest once;
-elsewhere each kernel starts from scratch in a sandbox of its own (:mod:`.sandbox`).
+elsewhere each kernel starts from scratch in a sandbox of its own (:mod:`.sandbox`). Either
+way, where cgroups can be written, the kernel has a cgroup of its own (:mod:`.cgroups`): its
+limits as a whole, its CPU time for the timed rules, and every process it started, all
+ended when the notebook ends.
 
 The guard (:mod:`.guard`) still runs in the kernel before each test cell, as defence in
 depth: what it finds replaced goes to the integrity report, and no grade depends on it.
@@ -65,7 +68,7 @@ from .records import (
     ZeroedTest,
     ZeroKind,
 )
-from .sandbox import Limits, copy_font_cache, isolation, sandbox_uid
+from .sandbox import Limits, copy_font_cache, isolation, kernel_cgroup_for, sandbox_uid
 from .verdict import BEST_EFFORT, TestVerdict
 
 __all__ = [
@@ -254,16 +257,26 @@ def _execute_once(
     probes = _prepare_probes(zygote.slots if zygote else None)
     own_uid = os.geteuid() == 0 and isolation() == "bwrap"
     (workdir / f"{name}.ipynb").write_text(nbformat.writes(nb))
-    km = SandboxedKernelManager(workdir, probes, limits, uid, zygote)
+    cgroup = kernel_cgroup_for(limits)
+    km = SandboxedKernelManager(workdir, probes, limits, uid, zygote, cgroup)
     client = grading_client(guarded, km, limits, _start_lines(workdir, probes, figures))
-    session = KernelSession(client, probes, uid if own_uid else None, limits.cell_seconds, name)
+    clock = cgroup.cpu_seconds if cgroup is not None and cgroup.cpu_seconds() is not None else None
+    session = KernelSession(
+        client, probes, uid if own_uid else None, limits.cell_seconds, name, clock
+    )
 
     detail = ""
     try:
         # Without a zygote, the kernel is this process's child: whatever it leaves running
-        # is found and ended here (with a zygote, the zygote ends its user's processes).
+        # is re-parented to this process and ended here (with a zygote, the zygote ends its
+        # user's processes). The cgroup, where there is one, lists them all, whatever they
+        # did to leave: they are ended first.
         with contextlib.nullcontext() if zygote else reaped():
-            outcome = asyncio.run(_run(client, km, limits, session, student_view))
+            try:
+                outcome = asyncio.run(_run(client, km, limits, session, student_view))
+            finally:
+                if cgroup is not None:
+                    cgroup.kill()
     except GraderEnvironmentError as error:
         outcome, detail = Outcome.GRADER_ERROR, str(error)
     except Exception as error:  # noqa: BLE001 - any failure is a recorded outcome, not a crash
@@ -271,6 +284,8 @@ def _execute_once(
         detail = f"{type(error).__name__}: {error}"
     finally:
         session.close()
+        if cgroup is not None:
+            cgroup.close()
         shutil.rmtree(workdir, ignore_errors=True)
         shutil.rmtree(probes, ignore_errors=True)
     if outcome == Outcome.TIME_LIMIT:

@@ -31,8 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psutil
 from jupyter_client.provisioning import LocalProvisioner
 
+from .cgroups import KernelCgroup
 from .sandbox import (
     Limits,
     copy_font_cache,
@@ -41,7 +43,7 @@ from .sandbox import (
     rlimits,
     zygote_command,
 )
-from .zygote import READY
+from .zygote import GO, READY
 
 __all__ = [
     "ForkedKernel",
@@ -152,13 +154,35 @@ def zygote_for_worker() -> Zygote:
         return _ZYGOTE
 
 
+def host_pid(zygote: Zygote, pid: int) -> int:
+    """The process id, in this process's PID namespace, of the zygote's child ``pid`` (in the
+    zygote's namespace): the descendant of the zygote's sandbox whose innermost id it is."""
+    for child in psutil.Process(zygote.process.pid).children(recursive=True):
+        with contextlib.suppress(OSError):
+            for line in Path(f"/proc/{child.pid}/status").read_text().splitlines():
+                if line.startswith("NSpid:") and int(line.split()[-1]) == pid:
+                    return child.pid
+    raise ZygoteError(f"the zygote's child {pid} is not among its processes")
+
+
 class ForkedKernel:
     """A kernel forked by the zygote, with the part of :class:`subprocess.Popen` that
-    jupyter_client uses (poll, wait, send_signal, kill, terminate)."""
+    jupyter_client uses (poll, wait, send_signal, kill, terminate).
+
+    The child waits, before it runs anything, until it is in ``cgroup`` (when there is one):
+    whatever it starts is then in the kernel's cgroup too."""
 
     stdin = stdout = stderr = None
 
-    def __init__(self, zygote: Zygote, argv: list[str], workdir: Path, uid: int, limits: Limits):
+    def __init__(
+        self,
+        zygote: Zygote,
+        argv: list[str],
+        workdir: Path,
+        uid: int,
+        limits: Limits,
+        cgroup: KernelCgroup | None = None,
+    ):
         self.returncode: int | None = None
         self._buffer = b""
         self.conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -176,6 +200,13 @@ class ForkedKernel:
             self.conn.close()
             raise ZygoteError(f"the kernel zygote refused a kernel: {answer}")
         self.pid = int(answer["pid"])
+        try:
+            if cgroup is not None:
+                cgroup.add(host_pid(zygote, self.pid))
+            self.conn.sendall((json.dumps(GO) + "\n").encode())
+        except (OSError, psutil.Error, ZygoteError) as error:
+            self.conn.close()  # the zygote kills the child, which never ran
+            raise ZygoteError(f"the kernel could not be put in its cgroup: {error}") from None
 
     def _message(self, timeout: float | None) -> dict | None:
         """The zygote's next message; None if none came within ``timeout`` seconds.
@@ -236,13 +267,14 @@ class ZygoteProvisioner(LocalProvisioner):
     workdir: Path | None = None
     uid: int = 0
     limits: Limits | None = None
+    cgroup: KernelCgroup | None = None
 
     async def launch_kernel(self, cmd: list[str], **kwargs: Any) -> Any:
         assert self.zygote is not None and self.workdir is not None and self.limits
         if cmd[1:3] != ["-m", "ipykernel_launcher"]:
             raise ZygoteError(f"not an ipykernel command: {cmd}")
         self.process = await asyncio.to_thread(
-            ForkedKernel, self.zygote, cmd[3:], self.workdir, self.uid, self.limits
+            ForkedKernel, self.zygote, cmd[3:], self.workdir, self.uid, self.limits, self.cgroup
         )
         self.pid, self.pgid = self.process.pid, None
         self.cwd = self.workdir

@@ -19,6 +19,8 @@ import json
 import os
 import subprocess
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from queue import Empty
 from typing import Any
@@ -32,6 +34,7 @@ from nbformat import NotebookNode
 
 from instructor import anatomy
 
+from .cgroups import KernelCgroup
 from .forked_kernel import Zygote, ZygoteProvisioner
 from .probe import Channel, KernelGone, ProbeError, ProbeTimeout
 from .records import STUDENT_VIEW, GraderEnvironmentError
@@ -43,6 +46,7 @@ __all__ = [
     "GradingClient",
     "KernelSession",
     "SandboxedKernelManager",
+    "TimeLimit",
     "grading_client",
 ]
 
@@ -66,6 +70,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         limits: Limits,
         uid: int,
         zygote: Zygote | None = None,
+        cgroup: KernelCgroup | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(kernel_name="python3", transport="ipc", **kwargs)
@@ -74,6 +79,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         self.probes = probes
         self.limits = limits
         self.zygote = zygote
+        self.cgroup = cgroup
         self.ip = str(workdir / "kernel")
         self.connection_file = str(workdir / "kernel.json")
 
@@ -81,7 +87,9 @@ class SandboxedKernelManager(AsyncKernelManager):
         command = super().format_kernel_cmd(extra_arguments)
         if self.zygote is not None:
             return command  # the zygote's sandbox, user id and limits apply to its child
-        return sandbox_command(command, self.workdir, self.limits, self.uid, self.probes)
+        return sandbox_command(
+            command, self.workdir, self.limits, self.uid, self.probes, self.cgroup
+        )
 
     async def _async_pre_start_kernel(self, **kw: Any) -> tuple[list[str], dict[str, Any]]:
         if self.zygote is not None and self.provisioner is None:
@@ -91,6 +99,7 @@ class SandboxedKernelManager(AsyncKernelManager):
             )
             provisioner.zygote, provisioner.workdir = self.zygote, self.workdir
             provisioner.uid, provisioner.limits = self.uid, self.limits
+            provisioner.cgroup = self.cgroup
             self.provisioner = provisioner
         return await super()._async_pre_start_kernel(**kw)
 
@@ -104,6 +113,23 @@ class SandboxedKernelManager(AsyncKernelManager):
         if os.geteuid() == 0 and isolation() == "bwrap":
             os.chown(self.connection_file, self.uid, self.uid)
         return written
+
+
+@dataclass(frozen=True)
+class TimeLimit:
+    """A probe's time limit: ``wall`` seconds on the clock on the wall, and for a timed rule
+    ``cpu`` seconds of the kernel's own CPU time, read by ``clock`` from outside the kernel
+    (its cgroup's count, :meth:`.cgroups.KernelCgroup.cpu_seconds`): how many other kernels
+    run meanwhile, and how much CPU they take, does not change what the kernel used."""
+
+    wall: float
+    cpu: float | None = None
+    clock: Callable[[], float | None] | None = None
+
+    def describe(self) -> str:
+        if self.cpu is not None:
+            return f"used more than {self.cpu:g} s of the kernel's CPU time"
+        return f"ran longer than {self.wall:g} s"
 
 
 class GradingClient(NotebookClient):
@@ -152,17 +178,20 @@ class GradingClient(NotebookClient):
                         cell, index, execution_count=self.code_cells_executed + 1
                     )
 
-    async def probe(self, code: str, seconds: float) -> None:
+    async def probe(self, code: str, limit: TimeLimit) -> None:
         """Execute ``code`` silently in the kernel; return when it has replied.
 
-        Raises :class:`ProbeTimeout` after ``seconds`` (the kernel is interrupted first) and
-        :class:`KernelGone` when the kernel dies meanwhile.
+        Raises :class:`ProbeTimeout` once past ``limit`` (the kernel is interrupted first)
+        and :class:`KernelGone` when the kernel dies meanwhile.
         """
         assert self.kc is not None and self.km is not None
+        clock = limit.clock if limit.cpu is not None else None
+        cpu_start = clock() if clock is not None else None
         msg_id = self.kc.execute(code, silent=True, store_history=False, allow_stdin=False)
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + seconds
+        deadline = loop.time() + limit.wall
         interrupted = False
+        over = ""
         while True:
             try:
                 msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=0.05))
@@ -171,20 +200,24 @@ class GradingClient(NotebookClient):
                     await self._async_check_alive()
                 except DeadKernelError:
                     raise KernelGone("the kernel stopped answering") from None
-                if loop.time() > deadline:
-                    if interrupted:
+                if interrupted:
+                    if loop.time() > deadline:
                         raise ProbeTimeout(
-                            f"the call ran longer than {seconds:g} s (the grader's time limit) "
-                            "and ignored the interrupt"
+                            f"the call {over} (the grader's time limit) and ignored the interrupt"
                         ) from None
+                    continue
+                used = clock() if clock is not None else None
+                if used is not None and cpu_start is not None and limit.cpu is not None:
+                    over = limit.describe() if used - cpu_start > limit.cpu else ""
+                if not over and loop.time() > deadline:
+                    over = TimeLimit(limit.wall).describe()
+                if over:
                     await ensure_async(self.km.interrupt_kernel())
                     interrupted, deadline = True, loop.time() + 5
                 continue
             if msg["parent_header"].get("msg_id") == msg_id:
                 if interrupted:
-                    raise ProbeTimeout(
-                        f"the call ran longer than {seconds:g} s, the grader's time limit"
-                    )
+                    raise ProbeTimeout(f"the call {over}, the grader's time limit")
                 return
 
 
@@ -248,24 +281,44 @@ class KernelSession:
     """
 
     def __init__(
-        self, client: GradingClient, probes: Path, uid: int | None, cell_seconds: float, name: str
+        self,
+        client: GradingClient,
+        probes: Path,
+        uid: int | None,
+        cell_seconds: float,
+        name: str,
+        cpu_clock: Callable[[], float | None] | None = None,
     ) -> None:
         self.client = client
         self.seconds = float(cell_seconds)
+        self.cpu_clock = cpu_clock
+        """The kernel's CPU time (its cgroup's), for timed rules; None: they use the wall
+        clock."""
         self.tests = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"tests-{name}")
         self.loop: asyncio.AbstractEventLoop | None = None
         """The loop nbclient runs in: probes from the test thread are scheduled on it."""
         self.channel = Channel(probes, self.run_in_kernel, uid)
         self.verdicts: dict[int, TestVerdict] = {}
 
+    def time_limit(self, seconds: float | None) -> TimeLimit:
+        """A probe's limit: the cell's time limit, and for a timed rule (``seconds``, as
+        ``check_without_loop_over_positions`` asks) that many seconds of the kernel's CPU
+        time where its cgroup counts it, else of the clock on the wall (never more than the
+        cell's time limit)."""
+        if seconds is None:
+            return TimeLimit(self.seconds)
+        if self.cpu_clock is not None:
+            return TimeLimit(self.seconds, float(seconds), self.cpu_clock)
+        return TimeLimit(min(seconds, self.seconds))
+
     def run_in_kernel(self, code: str, seconds: float | None = None) -> None:
         """Run a probe's line in the kernel, from the test thread (:attr:`Channel.run`),
-        within ``seconds`` (never more than the cell's time limit)."""
+        within :meth:`time_limit`."""
         assert self.loop is not None, "no test cell is being judged"
-        limit = self.seconds if seconds is None else min(seconds, self.seconds)
+        limit = self.time_limit(seconds)
         future = asyncio.run_coroutine_threadsafe(self.client.probe(code, limit), self.loop)
         try:
-            future.result(timeout=limit + 30)
+            future.result(timeout=limit.wall + 30)
         except concurrent.futures.TimeoutError:
             future.cancel()
             raise KernelGone("the grader lost the kernel") from None

@@ -6,11 +6,14 @@ operating system and the Python environment, plus one writable folder: the submi
 temporary copy. ``solutions/``, the gradebook, the autograder folder and other students'
 work are simply not there. As root, the kernel also drops to an unprivileged user id, so
 that the process limit (``RLIMIT_NPROC``, which root ignores) stops fork bombs. ``prlimit``
-sets the memory (address space), CPU-time, process and file-size limits.
+sets the memory (address space), CPU-time, process, file-size and POSIX message queue (none)
+limits of each process; a cgroup of its own (:mod:`.cgroups`), where one can be made, limits
+the kernel as a whole (CPU share, memory, processes) and lists every process it started.
 
 Without bwrap (macOS, Windows, a Linux without it) the kernel runs as a plain process with
-the same ``prlimit`` limits where ``prlimit`` exists, and the grader says so: see the table
-of what is isolated where in ``docs/instructors.md``.
+the same ``prlimit`` limits where ``prlimit`` exists (as root, in an IPC namespace of its own
+and its cgroup), and the grader says so (:func:`isolation_note`): see the table of what is
+isolated where in ``docs/instructors.md``.
 """
 
 from __future__ import annotations
@@ -24,10 +27,14 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from .cgroups import KernelCgroup, kernel_cgroup, layout
+
 __all__ = [
     "Limits",
     "copy_font_cache",
     "isolation",
+    "isolation_note",
+    "kernel_cgroup_for",
     "kernel_environment",
     "rlimits",
     "sandbox_command",
@@ -71,6 +78,8 @@ class Limits:
     """Address space of each process (torch alone maps about 1.5 GiB)."""
     cpu_seconds: int = 300
     processes: int = 64
+    cores: float = 1.0
+    """CPU cores the kernel's processes share at most (its cgroup's quota, where it has one)."""
     file_mib: int = 64
     output_kib: int = 512
     """Output kept per cell; the rest is dropped with a note."""
@@ -96,6 +105,23 @@ def isolation() -> str:
     return "bwrap" if ok else "none"
 
 
+def isolation_note() -> str:
+    """What the grader says of its isolation when it starts: the sandbox and the kernels'
+    cgroups, and in capitals what is NOT isolated here (see docs/instructors.md)."""
+    found = layout()
+    missing = [] if isolation() == "bwrap" else ["no bubblewrap sandbox"]
+    missing += found.missing()
+    note = f"{isolation()}, {found.describe()}"
+    if missing:
+        note += f" (NOT isolated: {'; '.join(missing)}; see docs/instructors.md)"
+    return note
+
+
+def kernel_cgroup_for(limits: Limits) -> KernelCgroup | None:
+    """A new cgroup with ``limits`` for one kernel; None where none can be made here."""
+    return kernel_cgroup(limits.memory_mib * 1024 * 1024, limits.cores, limits.processes)
+
+
 def _python_paths() -> list[Path]:
     """Folders the kernel needs to read: the interpreter, the environment, the
     student and instructor packages."""
@@ -113,8 +139,9 @@ def _python_paths() -> list[Path]:
 
 
 def rlimits(limits: Limits, own_uid: bool) -> dict[str, int]:
-    """A kernel's resource limits by name (memory, cpu, processes, file, core), in bytes,
-    seconds and counts."""
+    """A kernel's resource limits by name (memory, cpu, processes, file, core, msgqueue), in
+    bytes, seconds and counts. No POSIX message queue at all: a queue outlives its process
+    and, without an IPC namespace of the kernel's own, the next kernel could read it."""
     mib = 1024 * 1024
     # Without a user id of its own, the kernel shares the count with the grader's processes.
     processes = limits.processes if own_uid else _user_tasks() + limits.processes
@@ -124,6 +151,7 @@ def rlimits(limits: Limits, own_uid: bool) -> dict[str, int]:
         "processes": processes,
         "file": limits.file_mib * mib,
         "core": 0,
+        "msgqueue": 0,
     }
 
 
@@ -133,6 +161,7 @@ _PRLIMIT_OPTIONS = {
     "processes": "nproc",
     "file": "fsize",
     "core": "core",
+    "msgqueue": "msgqueue",
 }
 
 
@@ -208,7 +237,12 @@ def _bwrap(writable: list[Path], home: Path) -> list[str]:
 
 
 def sandbox_command(
-    command: list[str], workdir: Path, limits: Limits, uid: int, shared: Path | None = None
+    command: list[str],
+    workdir: Path,
+    limits: Limits,
+    uid: int,
+    shared: Path | None = None,
+    cgroup: KernelCgroup | None = None,
 ) -> list[str]:
     """``command`` wrapped so that it runs isolated, with ``workdir`` its only writable folder.
 
@@ -216,11 +250,18 @@ def sandbox_command(
         uid: the user id to run as when the grader is root (see :func:`sandbox_uid`).
         shared: a folder of the grader's that the kernel sees too (the probes' folder: its
             permissions, not the sandbox, say what the kernel may write there).
+        cgroup: the kernel's cgroup, entered before anything else starts.
     """
     own_uid = os.geteuid() == 0 and isolation() == "bwrap"
     limited = _limits_command(limits, own_uid) + command
+    enter = cgroup.enter_command if cgroup is not None else (lambda c: c)
     if isolation() != "bwrap":
-        return limited
+        unshare = shutil.which("unshare")
+        if os.geteuid() == 0 and unshare is not None:
+            # SysV objects and POSIX queues outlive their process: in an IPC namespace of
+            # the kernel's own, they go with it (bwrap's --unshare-ipc does the same).
+            limited = [unshare, "--ipc", "--", *limited]
+        return enter(limited)
     args = _bwrap([workdir] + ([shared] if shared is not None else []), workdir)
     if os.geteuid() == 0:
         # bwrap drops every capability; keep the two setpriv needs to leave root.
@@ -235,12 +276,15 @@ def sandbox_command(
         ]
     else:
         args += ["--"]
-    return args + limited
+    return enter(args + limited)
 
 
 def zygote_command(command: list[str], slots: Path) -> list[str]:
     """``command`` (the kernel zygote, :mod:`.zygote`) in a sandbox like a kernel's, with
-    ``slots`` its only writable folder, keeping the three capabilities it needs to turn each
-    forked child into a kernel of its own user id and to end that user's processes."""
+    ``slots`` its only writable folder, keeping the capabilities it needs to turn each forked
+    child into a kernel of its own user id in an IPC namespace of its own (``CAP_SYS_ADMIN``,
+    for ``unshare``: the zygote runs no student code, and its child drops every capability
+    when it leaves root) and to end that user's processes."""
     caps = ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_KILL"]
+    caps += ["--cap-add", "CAP_SYS_ADMIN"]
     return [*_bwrap([slots], slots), *caps, "--", *command]

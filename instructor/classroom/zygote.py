@@ -5,22 +5,26 @@ and forks a fresh kernel for each notebook.
 benchmarks/grading.md). The zygote pays for the imports once per grading worker; each
 notebook then gets a child of it, which runs nothing but the student's notebook:
 
-- before any student code runs, the child leaves root for a user id of its own (as
-  :func:`.sandbox.sandbox_command` does with ``setpriv``), with the notebook's resource
-  limits, its own session, and its own working folder (mode 0700) as its environment's home;
+- before any student code runs, the child waits until the grader has put it in the kernel's
+  cgroup (:mod:`.cgroups`), enters an IPC namespace of its own (SysV objects and POSIX
+  message queues go with it, never to the next kernel), and leaves root for a user id of its
+  own (as :func:`.sandbox.sandbox_command` does with ``setpriv``), with the notebook's
+  resource limits, its own session, and its own working folder (mode 0700) as its
+  environment's home;
 - the zygote never runs student code, and a child cannot reach it: the zygote runs as root
   and is not dumpable (no ``ptrace``, no ``/proc/<pid>/mem``), and its socket is root's;
 - when the notebook ends (the kernel exits, or the grader closes the connection), every
-  process of the child's user id is killed and its SysV IPC objects removed, so nothing a
-  student starts or leaves outlives their notebook or reaches the next one.
+  process of the child's user id is killed (and the grader ends what is left in its cgroup),
+  so nothing a student starts or leaves outlives their notebook or reaches the next one.
 
 It runs in a sandbox of its own (:func:`.sandbox.zygote_command`), one per worker, whose only
 writable folder holds the kernels' folders; the grader's side is :mod:`.forked_kernel`.
 
 Protocol, one connection per kernel, JSON lines: the grader sends the request
-``{"argv", "workdir", "uid", "env", "limits"}``; the zygote answers ``{"pid"}``, then
-``{"exit"}`` when the kernel has ended. The grader may send ``{"signal": n}``; closing the
-connection kills the kernel.
+``{"argv", "workdir", "uid", "env", "limits"}``; the zygote answers ``{"pid"}`` (in its PID
+namespace); the grader sends ``{"go": true}`` once it has placed the child in its cgroup, and
+the child goes on; the zygote sends ``{"exit"}`` when the kernel has ended. The grader may
+send ``{"signal": n}``; closing the connection kills the kernel.
 """
 
 from __future__ import annotations
@@ -61,13 +65,17 @@ PRELOADED = (
 """What every notebook's kernel imports (the grader's modules included)."""
 
 _PR_SET_DUMPABLE = 4
+_CLONE_NEWIPC = 0x08000000
 _LIMITS = {
     "memory": resource.RLIMIT_AS,
     "cpu": resource.RLIMIT_CPU,
     "processes": resource.RLIMIT_NPROC,
     "file": resource.RLIMIT_FSIZE,
     "core": resource.RLIMIT_CORE,
+    "msgqueue": resource.RLIMIT_MSGQUEUE,
 }
+GO = {"go": True}
+"""The grader's word that the child is in its cgroup and may become the kernel."""
 
 
 def _set_dumpable(flag: bool) -> None:
@@ -76,14 +84,26 @@ def _set_dumpable(flag: bool) -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE)")
 
 
-def _become_kernel(request: dict, keep_out: list[socket.socket]) -> None:
-    """In the forked child: drop to the kernel's user and limits, then run the kernel.
-    Never returns."""
+def _new_ipc_namespace() -> None:
+    """Enter an IPC namespace of this process's own (``os.unshare`` is Python 3.12+)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(_CLONE_NEWIPC) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWIPC)")
+
+
+def _become_kernel(request: dict, keep_out: list[socket.socket], gate: int) -> None:
+    """In the forked child: once the zygote opens ``gate`` (the grader has put this process in
+    the kernel's cgroup), drop to the kernel's user, limits and IPC namespace, then run the
+    kernel. Never returns."""
     code = 1
     try:
         for sock in keep_out:
             sock.close()
+        if os.read(gate, 1) != b"g":
+            raise RuntimeError("the grader did not place the kernel in its cgroup")
+        os.close(gate)
         os.setsid()
+        _new_ipc_namespace()
         for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGPIPE):
             signal.signal(signum, signal.SIG_DFL)
         os.chdir(request["workdir"])
@@ -116,44 +136,19 @@ def _become_kernel(request: dict, keep_out: list[socket.socket]) -> None:
 
 
 def _kill_user(uid: int) -> None:
-    """Kill every process of ``uid`` at once (``kill(-1)`` sent as that user), then remove
-    its SysV IPC objects: the kernels of one zygote share its IPC namespace, and a segment
-    outlives its process. Done as that user, so nothing but that user's objects can go.
-    (Files cannot be left: outside its own working folder a kernel can write nowhere.)"""
+    """Kill every process of ``uid`` at once (``kill(-1)`` sent as that user, so nothing but
+    that user's processes can go). Its SysV objects and POSIX queues went with its IPC
+    namespace; files cannot be left: outside its own working folder a kernel can write
+    nowhere."""
     helper = os.fork()
     if helper == 0:
         try:
             os.setgid(uid)
             os.setuid(uid)
             os.kill(-1, signal.SIGKILL)
-            with contextlib.suppress(Exception):
-                _remove_sysv_ipc(uid)
         finally:
             os._exit(0)
     os.waitpid(helper, 0)
-
-
-_IPC_RMID = 0
-_SYSV_IPC = {"shm": "shmctl", "sem": "semctl", "msg": "msgctl"}
-"""``/proc/sysvipc/<kind>`` and the call that removes an object of that kind."""
-
-
-def _remove_sysv_ipc(uid: int) -> None:
-    """Remove every shared memory segment, semaphore set and message queue that ``uid`` owns
-    or created, as listed in ``/proc/sysvipc`` (for this IPC namespace)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    for kind, call in _SYSV_IPC.items():
-        with open(f"/proc/sysvipc/{kind}") as table:
-            header, *rows = table.read().splitlines()
-        columns = header.split()
-        for row in rows:
-            fields = dict(zip(columns, row.split(), strict=False))
-            if str(uid) in (fields.get("uid"), fields.get("cuid")):
-                ident = int(fields[columns[1]])  # shmid, semid or msqid
-                if kind == "sem":
-                    libc.semctl(ident, 0, _IPC_RMID)
-                else:
-                    getattr(libc, call)(ident, _IPC_RMID, None)
 
 
 def _send(conn: socket.socket, message: dict) -> None:
@@ -161,23 +156,26 @@ def _send(conn: socket.socket, message: dict) -> None:
         conn.sendall((json.dumps(message) + "\n").encode())
 
 
-def _read_line(conn: socket.socket) -> bytes:
+def _read_line(conn: socket.socket) -> tuple[bytes, bytes]:
+    """The next line from ``conn`` (b"" once it is closed), and what came after it."""
     data = b""
-    while not data.endswith(b"\n"):
-        chunk = conn.recv(65536)
+    while b"\n" not in data:
+        chunk = b""
+        with contextlib.suppress(OSError):
+            chunk = conn.recv(65536)
         if not chunk:
-            break
+            return b"", b""
         data += chunk
-    return data
+    line, _, rest = data.partition(b"\n")
+    return line, rest
 
 
 def _exit_code(status: int) -> int:
     return os.waitstatus_to_exitcode(status)
 
 
-def _watch(conn: socket.socket, pid: int) -> int:
+def _watch(conn: socket.socket, pid: int, pending: bytes = b"") -> int:
     """Until the kernel ends: pass on the grader's signals; a closed connection kills it."""
-    pending = b""
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
@@ -213,16 +211,24 @@ def serve(path: str) -> None:
     while True:
         conn, _ = listener.accept()
         try:
-            request = json.loads(_read_line(conn) or b"null")
+            request = json.loads(_read_line(conn)[0] or b"null")
             if not isinstance(request, dict) or not int(request.get("uid", 0)) >= FIRST_UID:
                 _send(conn, {"error": f"not a kernel request: {request!r}"[:500]})
                 continue
+            gate, opener = os.pipe()
             pid = os.fork()
             if pid == 0:
-                _become_kernel(request, [listener, conn])
+                os.close(opener)
+                _become_kernel(request, [listener, conn], gate)
+            os.close(gate)
             _send(conn, {"pid": pid})
             started = time.monotonic()
-            code = _watch(conn, pid)
+            line, pending = _read_line(conn)
+            with contextlib.suppress(ValueError):
+                if json.loads(line or b"null") == GO:
+                    os.write(opener, b"g")
+            os.close(opener)  # without the grader's word, the child ends here
+            code = _watch(conn, pid, pending)
             _kill_user(int(request["uid"]))
             _send(conn, {"exit": code, "seconds": round(time.monotonic() - started, 3)})
         finally:

@@ -482,3 +482,145 @@ def write_gradebook_attack(course_root: Path, victim: str) -> str:
         "    except OSError as error:\n"
         "        print('refused:', error)\n"
     )
+
+
+# Kernels that share nothing (issue 32): what one kernel starts or leaves must not reach
+# another kernel, nor outlive its own notebook. Every process these start runs a command
+# line ending with LEFTOVER, so that the tests find any that survived
+# (tests/instructor/classroom/test_kernels_share_nothing.py grades them with and without
+# bubblewrap, next to an honest notebook 08).
+LEFTOVER = "hostile-kernel-leftover"
+IPC_KEYS = (0x5A1, 0x5A3, 0x5A4)
+"""The SysV keys of LEAVE_IPC's shared memory segment, semaphore set and message queue."""
+POSIX_NAME = "/hostile-leftover"
+"""LEAVE_IPC's POSIX message queue and shared memory object (``/dev/shm``)."""
+
+LEAVE_IPC = f"""\
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+shmid = libc.shmget({IPC_KEYS[0]}, 1 << 20, 0o1666)  # IPC_CREAT, anyone may read
+if shmid >= 0:
+    ctypes.memmove(libc.shmat(shmid, None, 0), b"LEFT BY the last kernel", 23)
+libc.semget({IPC_KEYS[1]}, 1, 0o1666)
+libc.msgget({IPC_KEYS[2]}, 0o1666)
+rt = ctypes.CDLL("librt.so.1", use_errno=True)
+queue = rt.mq_open(b"{POSIX_NAME}", os.O_CREAT | os.O_RDWR, 0o666, None)
+if queue >= 0:
+    rt.mq_send(queue, b"LEFT BY the last kernel", 23, 0)
+try:
+    with open("/dev/shm{POSIX_NAME}", "w") as handle:  # POSIX shared memory: a file
+        handle.write("LEFT BY the last kernel")
+except OSError:
+    pass
+"""
+"""SysV shared memory, semaphores and a message queue, a POSIX message queue and a POSIX
+shared memory object: each outlives the process that made it."""
+
+FIND_IPC = f"""\
+import ctypes, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+rt = ctypes.CDLL("librt.so.1", use_errno=True)
+found = {{}}
+for kind in ("shm", "sem", "msg"):
+    rows = open(f"/proc/sysvipc/{{kind}}").read().splitlines()[1:]
+    found[kind] = [row.split()[0] for row in rows]
+found["mqueue"] = rt.mq_open(b"{POSIX_NAME}", os.O_RDONLY) >= 0
+found["posix_shm"] = os.path.exists("/dev/shm{POSIX_NAME}")
+print("found: " + json.dumps(found))
+"""
+"""What the next kernel finds of LEAVE_IPC (printed after ``found: ``)."""
+
+ESCAPED_DAEMON = f"""\
+import os, sys
+if os.fork() == 0:  # a daemon: double fork, a session of its own, its parent gone
+    os.setsid()
+    if os.fork() == 0:
+        code = "import time\\nwhile True: time.sleep(0.5)"
+        os.execl(sys.executable, "python", "-c", code, "{LEFTOVER}")
+    os._exit(0)
+os.wait()
+"""
+
+SPINNER_POOL = f"""\
+import os, sys
+spinners = 0
+for _ in range(50):  # 50 CPU spinners, each in a session of its own
+    try:
+        if os.fork() == 0:
+            os.setsid()
+            os.execl(sys.executable, "python", "-c", "while True: pass", "{LEFTOVER}")
+        spinners += 1
+    except OSError:  # the kernel's process limit
+        break
+print("spinners:", spinners)
+"""
+
+SPINNING_THREADS = """\
+import threading
+import numpy as np
+
+def _spin():
+    a = np.random.rand(300, 300)
+    for _ in range(100_000):
+        a = np.tanh(a @ a)  # numpy lets go of the GIL: every thread takes a core
+
+for _ in range(16):
+    threading.Thread(target=_spin, daemon=True).start()
+"""
+
+MEMORY_HOG_CHILD = """\
+import os, time
+hogs = []
+for _ in range(5):  # 5 x 768 MiB: each within the per-process limit, together beyond the kernel's
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            hog = bytearray(768 << 20)  # zero-filled: every page touched
+            time.sleep(5)
+            code = 0
+        finally:
+            os._exit(code)
+    hogs.append(pid)
+print("hogs:", [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in hogs])
+"""
+"""Children that hold memory, each within the per-process limit, together beyond the
+kernel's; it prints their exit codes after ``hogs:`` (-9: killed)."""
+
+CORPUS.extend(
+    [
+        Hostile(
+            "ipc_leftovers",
+            "leaves SysV shared memory, semaphores and a message queue, a POSIX message queue "
+            "and POSIX shared memory for the next kernel",
+            _prepend("one_hot", LEAVE_IPC),
+        ),
+        Hostile(
+            "escaped_daemon",
+            "starts a daemon that double-forks and leaves its session",
+            _prepend("one_hot", ESCAPED_DAEMON),
+            note="fork",
+        ),
+        Hostile(
+            "spinner_pool",
+            "starts 50 CPU spinners, each in a session of its own",
+            _prepend("one_hot", SPINNER_POOL),
+            outcome=("ok", "time limit"),  # its own cells share its CPU with its spinners
+            note="fork",
+        ),
+        Hostile(
+            "spinning_threads",
+            "16 threads of numpy work, which let go of the GIL",
+            _prepend("one_hot", SPINNING_THREADS),
+            outcome=("ok", "time limit"),
+        ),
+        Hostile(
+            "memory_hog_child",
+            "children that together hold more memory than the kernel may",
+            _prepend("one_hot", MEMORY_HOG_CHILD),
+            outcome=("ok", "kernel died", "time limit"),
+            note="fork",
+        ),
+    ]
+)
