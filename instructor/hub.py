@@ -65,6 +65,8 @@ PROXY = HUB_DIR / "node_modules" / ".bin" / "configurable-http-proxy"
 SETTINGS_VARIABLE = "COURSE_HUB_SETTINGS"
 """The environment variable through which ``hub/jupyterhub_config.py`` finds the settings."""
 
+USER_COMMENT = "self-attention course hub"
+"""The GECOS field of the system users the hub makes (how a test finds its leftovers)."""
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
 # Submissions larger than this (all files together, and any one file) are refused by
 # `nbgrader submit` with "Directory size is too big": the course's notebooks are < 1 MB.
@@ -214,7 +216,7 @@ def ensure_system_user(name: str, home: Path) -> pwd.struct_passwd:
     except KeyError:
         home.parent.mkdir(parents=True, exist_ok=True)
         _run("useradd", "--create-home", "--home-dir", str(home), "--user-group",
-             "--shell", "/bin/bash", name)  # fmt: skip
+             "--shell", "/bin/bash", "--comment", USER_COMMENT, name)  # fmt: skip
         entry = pwd.getpwnam(name)
     if Path(entry.pw_dir).resolve() != home.resolve():
         raise HubError(
@@ -350,10 +352,12 @@ def prepare(settings: HubSettings) -> list[str]:
             owners[name] = None
     if settings.real_users:
         python = Path(sys.executable).resolve()
-        for target in (python, Path(sys.executable), settings.course_root / "course.toml"):
+        targets = (python, Path(sys.executable), settings.course_root / "course.toml")
+        for target in (*targets, settings.state / "hub-settings.json"):
             for folder in make_reachable(target):
                 notes.append(
-                    f"made {folder} enterable by all (o+x), so the accounts can run {python}"
+                    f"made {folder} enterable by all (o+x): the accounts' servers run "
+                    f"{python} and read their configuration in {settings.state}"
                 )
     else:
         notes.append(
