@@ -13,6 +13,13 @@ has read ``instructor/classroom/probe.py`` would:
   wrong answer alone 0, on the grader of commit 2dd878e);
 - *a module record that lies*: the kernel's writer, patched from the notebook, gives the
   student's module a ``forward`` of its own choosing in the record the grader reads;
+- *a class name that lies* (issue 32): a ``PositionwiseFeedForward`` without its ReLU, named
+  ``torch.nn.modules.container.Sequential`` with its children in that class's order, was
+  rebuilt by the grader as torch's class, which computed the right answer; now every module
+  the kernel made computes in the kernel;
+- *decoy sublayers* (issue 32): an ``EncoderBlock`` that never calls its sublayers keeps
+  decoys in their place; notebook 10's hidden reference read ``block.attention`` and
+  ``block.feed_forward`` and agreed with it, it now uses the test's own copies;
 - *a forged measurement*: a ``linear_attention`` that builds the (n, n) weights (right
   values, forbidden memory) rewrites the in-kernel measurement of its largest tensor (2 of
   2 points on the grader and notebooks of commit f2bc074, 0 alone). The rule is now also
@@ -150,6 +157,41 @@ def _lying_record(writer, module, depth=0):
 _wire.Writer.module = _lying_record
 """
 
+DECOY_SUBLAYERS = """\
+        # Decoys in place of the sublayers it is given: a reference computed from
+        # block.attention and block.feed_forward agreed with the forward above.
+        class _NoAttention(nn.Module):
+            def forward(self, Z, mask=None):
+                return torch.zeros_like(Z), None
+
+        class _NoFeedForward(nn.Module):
+            def forward(self, Z):
+                return torch.zeros_like(Z)
+
+        self.attention = _NoAttention()
+        self.feed_forward = _NoFeedForward()
+"""
+
+SEQUENTIAL_NAME = """
+
+# Named as torch's nn.Sequential, with the children in its order: a grader that rebuilt a
+# module by its class name ran linear1, relu, dropout, linear2 itself, the right answer.
+_init = PositionwiseFeedForward.__init__
+
+
+def _in_sequential_order(self, d_model, d_ff, dropout=0.0):
+    _init(self, d_model, d_ff, dropout)
+    linear2, dropout_layer = self._modules.pop("linear2"), self._modules.pop("dropout")
+    self.relu = nn.ReLU()
+    self.dropout = dropout_layer
+    self.linear2 = linear2
+
+
+PositionwiseFeedForward.__init__ = _in_sequential_order
+PositionwiseFeedForward.__module__ = "torch.nn.modules.container"
+PositionwiseFeedForward.__qualname__ = "Sequential"
+"""
+
 QUADRATIC_LINEAR_ATTENTION = """\
 import torch
 import torch.nn.functional as F
@@ -249,6 +291,22 @@ CORPUS = [
     ),
     InputForgery(
         "10_transformer_block",
+        "EncoderBlock",
+        "decoy sublayers",
+        SUBLAYERS_NEVER_CALLED.format(trick=""),
+        SUBLAYERS_NEVER_CALLED.format(trick=DECOY_SUBLAYERS),
+        ("test_EncoderBlock", "test_EncoderBlock_2", "test_EncoderBlock_3"),
+    ),
+    InputForgery(
+        "10_transformer_block",
+        "PositionwiseFeedForward",
+        "a class name that lies",
+        NO_RELU_FFN.format(trick=""),
+        NO_RELU_FFN.format(trick=SEQUENTIAL_NAME),
+        ("test_PositionwiseFeedForward", "test_PositionwiseFeedForward_2"),
+    ),
+    InputForgery(
+        "10_transformer_block",
         "PositionwiseFeedForward",
         "a module record that lies",
         NO_RELU_FFN.format(trick=""),
@@ -258,5 +316,6 @@ CORPUS = [
 ]
 """Every entry, in the order of the notebooks."""
 
-LIES = {"PositionwiseFeedForward"}
-"""Entries whose answers break the protocol: they score at most their wrong answer."""
+LIES = {"a module record that lies"}
+"""Kinds of entries whose answers break the protocol: they score at most their wrong answer,
+with a note."""

@@ -3,7 +3,8 @@ a trick scores exactly what its wrong answer scores alone, and no other student 
 
 For each notebook of the corpus (06, 08 and 10), one class is graded with ``ClassGrader`` per
 isolation (bubblewrap, and ``COURSE_SANDBOX=none``): the reference solution, one student
-with every wrong answer of that notebook, one with every trick. Scores are compared cell by
+with every wrong answer of that notebook, one with every trick (``trick``; a function's
+second trick goes to ``trick_2``, and so on: :func:`trick_student`). Scores are compared cell by
 cell, from the summaries the grader recorded. (A trick's test fails where its expected
 answer, computed from the grader's own inputs, differs; the rule against inputs changed in
 place, which fails a test that passes otherwise, is proven in test_verdict.py.)
@@ -26,6 +27,23 @@ from support.input_forgeries import CORPUS, LIES, InputForgery
 pytestmark = pytest.mark.xdist_group("classroom")
 
 ASSIGNMENTS = sorted({f.assignment for f in CORPUS})
+
+
+def trick_student(forgery: InputForgery) -> str:
+    """Who hands in ``forgery``'s trick: one student per trick of each function."""
+    same = [
+        f for f in CORPUS if (f.assignment, f.function) == (forgery.assignment, forgery.function)
+    ]
+    rank = same.index(forgery)
+    return "trick" if rank == 0 else f"trick_{rank + 1}"
+
+
+def _trick_students(assignment: str) -> dict[str, dict[str, str]]:
+    students: dict[str, dict[str, str]] = {}
+    for forgery in CORPUS:
+        if forgery.assignment == assignment:
+            students.setdefault(trick_student(forgery), {})[forgery.function] = forgery.trick
+    return students
 
 
 @pytest.fixture(scope="module", params=["bwrap", "none"])
@@ -51,7 +69,8 @@ def graded(
                 entries = [f for f in CORPUS if f.assignment == assignment]
                 course.submit("solved", course.solved(demos=False))
                 course.submit("wrong", course.solved({f.function: f.wrong for f in entries}))
-                course.submit("trick", course.solved({f.function: f.trick for f in entries}))
+                for student, tricks in _trick_students(assignment).items():
+                    course.submit(student, course.solved(tricks))
                 grader = ClassGrader(
                     course.root, workers=2, limits=limits, progress=False, feedback=False
                 )
@@ -80,7 +99,7 @@ def test_the_classes_are_graded_in_the_mode_asked(graded: dict) -> None:
     assert graded["isolation"] == graded["mode"]
     for assignment in ASSIGNMENTS:
         summaries = graded["summaries"][assignment]
-        assert set(summaries) == {"solved", "wrong", "trick"}
+        assert set(summaries) == {"solved", "wrong", *_trick_students(assignment)}
         assert not [s.student for s in summaries.values() if s.error]
 
 
@@ -91,22 +110,23 @@ def test_the_solution_scores_as_usual(graded: dict, assignment: str) -> None:
     assert summary.score == summary.max_score - waiting, _cells(summary, assignment)
 
 
-@pytest.mark.parametrize("forgery", CORPUS, ids=[f.function for f in CORPUS])
+@pytest.mark.parametrize("forgery", CORPUS, ids=[f"{f.function}-{f.kind}" for f in CORPUS])
 def test_a_trick_scores_exactly_its_wrong_answer(graded: dict, forgery: InputForgery) -> None:
     summaries = graded["summaries"][forgery.assignment]
     wrong = _cells(summaries["wrong"], forgery.assignment)
-    trick = _cells(summaries["trick"], forgery.assignment)
+    student = trick_student(forgery)
+    trick = _cells(summaries[student], forgery.assignment)
     cells = forgery.cells
     assert all(wrong[c] == 0 for c in cells), f"the wrong answer alone: {wrong}"
     won = {c: trick[c] for c in cells if trick[c] != wrong[c]}
     assert not won, f"{forgery.function} ({forgery.kind}) with {graded['mode']}: {won}"
     if forgery.decided_by:
-        autograded = graded["autograded"][forgery.assignment]["trick"]
+        autograded = graded["autograded"][forgery.assignment][student]
         errors = [_error(autograded, c) for c in cells]
         assert all(forgery.decided_by in e for e in errors), errors
-    if forgery.function in LIES:
-        autograded = graded["autograded"][forgery.assignment]["trick"]
+    if forgery.kind in LIES:
+        autograded = graded["autograded"][forgery.assignment][student]
         errors = [_error(autograded, c) for c in cells]
-        notes = attention(summaries["trick"])
+        notes = attention(summaries[student])
         assert any("probe protocol" in note for note in notes), notes
         assert any("GraderProtocolError" in e and "'forward'" in e for e in errors), errors
