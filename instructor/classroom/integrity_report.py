@@ -150,8 +150,9 @@ def integrity_markdown(
             "## Near copies",
             "",
             f"{len(pairs)} pair(s) of graded answers at or above similarity "
-            f"{DEFAULT_THRESHOLD:g} (instructor.classroom.similarity: layout, comments and "
-            "names do not count). Read both answers before concluding anything.",
+            f"{DEFAULT_THRESHOLD:g} (instructor.classroom.similarity: layout, comments, names "
+            "and the order of statements do not count). Read both answers before concluding "
+            "anything.",
         ]
         if pairs:
             lines += [

@@ -2,49 +2,62 @@
 
 The solutions are public, so the integrity report lists every pair of answers to one graded
 function (the solution cells, keyed by ``grade_id``) whose code is nearly the same. The
-comparison is copydetect's (https://pypi.org/project/copydetect/), the winnowing
-fingerprints of MOSS ("Winnowing: Local Algorithms for Document Fingerprinting", Schleimer,
-Wilkerson and Aiken, 2003), never a home-made diff:
+comparison is of syntax trees, statement by statement, as sets (the family of AST clone
+detection: Baxter et al., "Clone Detection Using Abstract Syntax Trees", ICSM 1998):
 
-1. each answer is put in a canonical layout (``ast.unparse(ast.parse(source))``): comments,
-   blank lines, parentheses and line breaks no longer count (an answer that does not parse
-   is compared as written);
-2. copydetect's filter tokenizes it with Pygments, as its documentation recommends, and
-   replaces every variable name with ``V``, function name with ``F``, class name with ``O``
-   and string with ``S``: a copy with its variables renamed reads the same;
-3. the k-gram hashes of that text are winnowed (copydetect's defaults: noise threshold
-   k = 25 characters, guarantee threshold 30, so a window of 6), and the k-grams that also
-   occur in the released stub of the function (signature, docstring,
-   ``raise NotImplementedError()``) are dropped as boilerplate;
-4. the similarity of a pair is the larger of copydetect's two overlap fractions (the share
-   of each answer's fingerprinted code that the other one also has): a copy padded with
-   extra code still scores high on the side it was copied from.
+1. each answer is parsed and put in a canonical form (:func:`canonical_tree`): docstrings
+   dropped; every argument named by its position (``a0``, ``a1``, ... in each function or
+   lambda); every name the answer binds (assignments, loop and ``with`` targets, imports,
+   nested functions and classes) and every attribute of ``self`` made one name (``_``);
+   every string ``'S'``; the operands of ``+``, ``*``, ``&``, ``|``, ``^``, ``and``, ``or``,
+   ``==`` and ``!=`` in a fixed order. Names it does not bind (``torch``, ``F``, builtins),
+   other attributes (``.softmax``, ``.shape``), keyword names and numbers stay: they are
+   what the code does;
+2. each statement at every depth is one fingerprint: a simple statement whole, a compound
+   one (``def``, ``for``, ``if``, ``with``, ``try``) by its header alone, its body being
+   statements of their own. The fingerprint is the BLAKE2 digest of the canonical
+   statement's ``ast.dump``, weighted by its number of syntax-tree nodes (a long statement
+   counts more than ``return _``). Statements that also occur in the released stub of the
+   function (signature, docstring, ``raise NotImplementedError()``) are dropped as
+   boilerplate;
+3. the similarity of a pair is the weight of the statements the two answers share (as
+   multisets: order plays no part) over the weight of one answer, the larger of the two
+   fractions: a copy padded with extra code still scores high on the side it was copied
+   from.
 
-Threshold (``DEFAULT_THRESHOLD = 0.75``), measured on honest variety: the right answers of
-``tests/grading_cases/*.py`` are independent formulations of the same functions. Over all
-9 notebooks, the 93 pairs among a function's right answers and its reference solution
-score: median 0.00, 90th percentile 0.35, 99th percentile 0.59, highest 0.67 (two
-``rnn_forward`` answers by one author that share a verbatim block of shape checks). A copy
-of each of the 32 reference solutions with every argument and local variable renamed (and
-the layout redone by ``ast.unparse``) scores 1.00; a renamed copy with one extra statement
-added scores 0.74 to 0.95 on functions of 100 or more fingerprinted characters, less on
-shorter ones. 0.75 is above every honest pair and below every renamed copy.
+So a copy with its names renamed, its strings reworded, its comments and layout changed and
+its statements in another order (independent ones reordered, or any order at all) scores
+1.00. What still separates it: each statement edited, split, merged or moved into a helper
+loses its weight from the shared part; two statements that differ only in a name the answer
+binds read the same (``_ = a0 + 1`` twice), which lowers the separation of short answers.
+Nothing here depends on the process: the digests are BLAKE2, not Python's ``hash()``
+(randomised per process; copydetect, used before, winnowed by it, so the same pair scored
+differently from one run to the next).
 
-Answers shorter than ``min_length`` characters of fingerprinted code (one-liners such as
-``return queries @ keys.T``, 25 to 45 characters) are not compared: honest students write
-them identically, and the winnowing has nothing to go on.
+Threshold (``DEFAULT_THRESHOLD = 0.75``), measured by ``tests/instructor/classroom/
+test_similarity.py``: over the 10 notebooks, every pair among a function's right answers of
+``tests/grading_cases/*.py`` and its reference solution (97 pairs of independent
+formulations) scores below 0.6 (median 0.11; highest 0.54, the reference
+``MultiHeadSelfAttention`` and its case "SDPA for the output, explicit weights"), and a copy
+of each of the 34 reference solutions with its arguments and local names renamed, its error
+messages reworded and its independent statements reordered (``tests/support/disguise.py``)
+scores 1.00.
+
+Answers of less than ``min_length`` syntax-tree nodes of fingerprinted statements (9 of the
+34 functions: two to four short statements, such as ``softmax`` or ``merge_heads``) are not
+compared: honest students write them alike.
 """
 
 from __future__ import annotations
 
 import ast
-import io
+import copy
+import hashlib
 import itertools
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-import numpy as np
-from copydetect import CodeFingerprint, compare_files
 from nbformat import NotebookNode
 
 from instructor import anatomy
@@ -54,6 +67,9 @@ __all__ = [
     "DEFAULT_THRESHOLD",
     "REFERENCE_STUDENT",
     "CopyPair",
+    "Fingerprint",
+    "canonical_tree",
+    "fingerprint",
     "graded_answers",
     "near_copies",
     "normalise_code",
@@ -66,17 +82,14 @@ REFERENCE_STUDENT = "solutions"
 DEFAULT_THRESHOLD = 0.75
 """Pairs at or above this similarity are near copies (measurement in the module docstring)."""
 
-DEFAULT_MIN_LENGTH = 60
-"""Answers with fewer fingerprinted characters (after normalising and dropping the stub's
-boilerplate) are too short to tell a copy from the obvious one-liner."""
+DEFAULT_MIN_LENGTH = 50
+"""Answers with fewer syntax-tree nodes in their fingerprinted statements (after dropping the
+stub's boilerplate) are too short to tell a copy from the obvious one-liner."""
 
-NOISE_THRESHOLD = 25
-"""copydetect's default ``noise_t``: the k of the k-grams, in characters of filtered code."""
+BOUND = "_"
+"""The one name of every name an answer binds, and of every attribute of ``self``."""
 
-GUARANTEE_THRESHOLD = 30
-"""copydetect's default ``guarantee_t``: a match this long is always found."""
-
-_WINDOW = GUARANTEE_THRESHOLD - NOISE_THRESHOLD + 1
+_COMMUTATIVE = (ast.Add, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor)
 
 
 @dataclass(frozen=True)
@@ -87,13 +100,38 @@ class CopyPair:
         student_a: the student whose answer is suspect.
         student_b: the other student, or ``REFERENCE_STUDENT`` ("solutions") for the reference.
         function: the ``grade_id`` of the solution cell.
-        similarity: 0 to 1, the larger of the two overlap fractions copydetect reports.
+        similarity: 0 to 1, the larger of the two shares of statements in common.
     """
 
     student_a: str
     student_b: str
     function: str
     similarity: float
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """An answer's statements: digest -> (how many times, nodes of one)."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    weights: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def weight(self) -> int:
+        """Nodes of all the fingerprinted statements: the size of the answer."""
+        return sum(self.weights[d] * n for d, n in self.counts.items())
+
+    def without(self, boilerplate: Fingerprint | None) -> Fingerprint:
+        """The statements that are not in ``boilerplate`` (the released stub's)."""
+        if boilerplate is None:
+            return self
+        kept = Counter({d: n for d, n in self.counts.items() if d not in boilerplate.counts})
+        return Fingerprint(kept, self.weights)
+
+    def shared(self, other: Fingerprint) -> int:
+        """Nodes of the statements both have (as multisets)."""
+        common = self.counts & other.counts
+        return sum(self.weights[d] * n for d, n in common.items())
 
 
 def normalise_code(source: str) -> str:
@@ -106,37 +144,176 @@ def normalise_code(source: str) -> str:
         return source
 
 
-def _fingerprint(name: str, source: str, boilerplate: np.ndarray | None) -> CodeFingerprint:
-    return CodeFingerprint(
-        name,
-        NOISE_THRESHOLD,
-        _WINDOW,
-        boilerplate=boilerplate,
-        language="python",
-        fp=io.StringIO(normalise_code(source)),
-    )
+class _Canonical(ast.NodeTransformer):
+    """Rewrites a parsed answer in place into its canonical form (module docstring, 1)."""
+
+    def __init__(self, bound: set[str]) -> None:
+        self.bound = bound
+        self.arguments: list[dict[str, str]] = []
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> ast.AST:
+        args = node.args
+        every = [*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg]
+        names = {a.arg: ("self" if a.arg == "self" else f"a{i}") for i, a in enumerate(every) if a}
+        self.arguments.append(names)
+        try:
+            self.generic_visit(node)
+        finally:
+            self.arguments.pop()
+        for a in every:
+            if a is not None:
+                a.arg, a.annotation = names[a.arg], None
+        if not isinstance(node, ast.Lambda):
+            node.returns = None
+            if not (node.name.startswith("__") or node.name == "forward"):
+                node.name = BOUND
+            node.body = _without_docstring(node.body)
+        return node
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+        self.generic_visit(node)
+        node.name = BOUND
+        node.body = _without_docstring(node.body) or [ast.Pass()]
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        for scope in reversed(self.arguments):
+            if node.id in scope:
+                node.id = scope[node.id]
+                return node
+        if node.id in self.bound:
+            node.id = BOUND
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.value, ast.Name) and node.value.id == "self":
+            node.attr = BOUND
+        return node
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        if isinstance(node.value, str):
+            node.value = "S"
+        return node
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.AST:
+        return ast.Constant("S")
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.op, _COMMUTATIVE):
+            node.left, node.right = sorted((node.left, node.right), key=ast.dump)
+        return node
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
+        self.generic_visit(node)
+        node.values = sorted(node.values, key=ast.dump)
+        return node
+
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:
+        self.generic_visit(node)
+        if len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq | ast.NotEq):
+            node.left, node.comparators[0] = sorted((node.left, node.comparators[0]), key=ast.dump)
+        return node
 
 
-def _boilerplate_hashes(source: str | None) -> np.ndarray | None:
-    """Every k-gram hash of the released stub (window 1, as copydetect does for its
-    boilerplate directories)."""
-    if not source:
-        return None
-    stub = CodeFingerprint(
-        "stub", NOISE_THRESHOLD, 1, language="python", fp=io.StringIO(normalise_code(source))
-    )
-    return np.unique(np.array(sorted(stub.hashes), dtype=np.int64))
+def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
+    return [
+        s
+        for s in body
+        if not (
+            isinstance(s, ast.Expr)
+            and isinstance(s.value, ast.Constant)
+            and isinstance(s.value.value, str)
+        )
+    ]
 
 
-def _similarity(a: CodeFingerprint, b: CodeFingerprint) -> float:
-    _, (share_a, share_b), _ = compare_files(a, b)
-    return float(max(share_a, share_b))
+def _bound_names(tree: ast.AST) -> set[str]:
+    """Every name the answer binds: assigned, looped over, imported, defined, caught."""
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            bound.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return bound
+
+
+def canonical_tree(source: str) -> ast.Module:
+    """The answer's syntax tree in canonical form (module docstring, step 1). Raises
+    ``SyntaxError`` (or ``ValueError``) where the source does not parse."""
+    tree = ast.parse(source)
+    return _Canonical(_bound_names(tree)).visit(tree)
+
+
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _header(statement: ast.stmt) -> ast.AST:
+    """A compound statement without the statements it holds."""
+    head = copy.copy(statement)
+    for name in _BODIES:
+        if isinstance(getattr(head, name, None), list):
+            setattr(head, name, [])
+    return head
+
+
+def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Every statement of ``body``, at every depth (an ``except`` clause's and a ``case``'s
+    statements too)."""
+    found = []
+    for statement in body:
+        found.append(statement)
+        for name in _BODIES:
+            inner = getattr(statement, name, None)
+            if not isinstance(inner, list):
+                continue
+            if name in ("handlers", "cases"):
+                for clause in inner:
+                    found += _statements(clause.body)
+            else:
+                found += _statements(inner)
+    return found
+
+
+def fingerprint(source: str) -> Fingerprint:
+    """The statements of an answer, canonical (module docstring, step 2). An answer that
+    does not parse is fingerprinted line by line, as written (stripped of blanks)."""
+    try:
+        tree = canonical_tree(source)
+    except (SyntaxError, ValueError, RecursionError):
+        lines = [line.strip() for line in source.splitlines() if line.strip()]
+        digests = [hashlib.blake2b(line.encode(), digest_size=16).hexdigest() for line in lines]
+        weights = {d: max(1, len(line) // 4) for d, line in zip(digests, lines, strict=True)}
+        return Fingerprint(Counter(digests), weights)
+    counts: Counter[str] = Counter()
+    weights: dict[str, int] = {}
+    for statement in _statements(tree.body):
+        head = _header(statement)
+        text = ast.dump(head, annotate_fields=False, include_attributes=False)
+        digest = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+        counts[digest] += 1
+        weights[digest] = sum(1 for _ in ast.walk(head))
+    return Fingerprint(counts, weights)
+
+
+def _similarity(a: Fingerprint, b: Fingerprint) -> float:
+    shared = a.shared(b)
+    shares = [shared / f.weight for f in (a, b) if f.weight]
+    return max(shares, default=0.0)
 
 
 def similarity(a: str, b: str, boilerplate: str | None = None) -> float:
     """The similarity (0 to 1) of two answers, as ``near_copies`` measures it."""
-    hashes = _boilerplate_hashes(boilerplate)
-    return _similarity(_fingerprint("a", a, hashes), _fingerprint("b", b, hashes))
+    stub = fingerprint(boilerplate) if boilerplate else None
+    return _similarity(fingerprint(a).without(stub), fingerprint(b).without(stub))
 
 
 def graded_answers(notebook: NotebookNode) -> dict[str, str]:
@@ -166,7 +343,8 @@ def near_copies(
         threshold: 0 to 1; see ``DEFAULT_THRESHOLD`` for how the default was chosen.
         boilerplate: grade_id -> the released stub of that solution cell (signature,
             docstring, ``raise NotImplementedError()``); code shared with it never counts.
-        min_length: answers with fewer fingerprinted characters are not compared.
+        min_length: answers with fewer syntax-tree nodes of fingerprinted statements are
+            not compared.
 
     Returns:
         The near copies, most similar first: a copy of the reference as
@@ -184,17 +362,17 @@ def near_copies(
     functions = sorted({f for answers in submissions.values() for f in answers})
     pairs: list[CopyPair] = []
     for function in functions:
-        hashes = _boilerplate_hashes(boilerplate.get(function))
+        stub = fingerprint(boilerplate[function]) if boilerplate.get(function) else None
         prints = {
-            student: _fingerprint(f"{student}:{function}", answers[function], hashes)
+            student: fingerprint(answers[function]).without(stub)
             for student, answers in sorted(submissions.items())
             if function in answers
         }
-        prints = {s: p for s, p in prints.items() if p.token_coverage >= min_length}
+        prints = {s: p for s, p in prints.items() if p.weight >= min_length}
         if function in reference:
-            solution = _fingerprint(f"{REFERENCE_STUDENT}:{function}", reference[function], hashes)
-            for student, fingerprint in prints.items():
-                score = _similarity(fingerprint, solution)
+            solution = fingerprint(reference[function]).without(stub)
+            for student, print_ in prints.items():
+                score = _similarity(print_, solution)
                 if score >= threshold:
                     pairs.append(CopyPair(student, REFERENCE_STUDENT, function, score))
         for (a, print_a), (b, print_b) in itertools.combinations(prints.items(), 2):
