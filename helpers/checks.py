@@ -112,11 +112,14 @@ LIKELY_CAUSES: tuple[tuple[str, str], ...] = (
         "x[..., i]) so that leading batch dimensions pass through",
     ),
     (
-        r"is invalid for input of size|view size is not compatible|"
-        r"cannot reshape|shape '\[",
+        r"view size is not compatible with input tensor's size and stride",
+        ".view on a tensor not stored row after row (after a transpose or a permute): use "
+        ".reshape(...) (or .contiguous().view(...))",
+    ),
+    (
+        r"is invalid for input of size|cannot reshape|shape '\[",
         "a reshape or view to sizes that do not fit: the sizes must multiply to the number "
-        "of elements, in the order they are stored (after a transpose, .view needs "
-        ".contiguous() or .reshape)",
+        "of elements, in the order they are stored",
     ),
     (
         r"out of bounds|index out of range|out of range|list index",

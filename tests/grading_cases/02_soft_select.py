@@ -17,7 +17,7 @@ CASES = [
         "hard_select",
         "exact equality with ==",
         {"np.allclose(q, key)": "np.all(q == key)"},
-        message="hard_select raised KeyError for q = [0.1 * 6, 0.1 * 8, 0], which",
+        message="q = [0.1 * 6, 0.1 * 8, 0] equals the key K[3] = [0.6, 0.8, 0] up to rounding",
     ),
     Mutation(
         "hard_select",
@@ -57,7 +57,7 @@ CASES = [
         "hard_select",
         "skips the last key (off by one)",
         {"enumerate(K)": "enumerate(K[:-1])"},
-        message="hard_select raised KeyError for q = K[",
+        message="is the last key: does your search visit every key?",
     ),
     Mutation(
         "hard_select",
@@ -90,12 +90,26 @@ def hard_select(q, K, V):
     return V[matches[0]]
 """,
     ),
+    # A mistake no visible test wrote a message for (issue 30): checked_call names it.
+    Case(
+        "hard_select",
+        "wrong",
+        "the matches as a float mask, used as an index (a new wrong dtype)",
+        """
+def hard_select(q, K, V):
+    matches = np.isclose(K, q).all(axis=1).astype(float)  # 1.0 where the key equals q
+    if matches.sum() == 0:
+        raise KeyError(f"no key equals the query {q}")
+    return V[matches][0]
+""",
+        message="Likely cause: an index of a floating dtype",
+    ),
     # ---------------------------------------------------------------- dot_scores
     Mutation(
         "dot_scores",
         "K.T @ q (keys taken as columns)",
         {"return K @ q": "return K.T @ q"},
-        message="dot_scores(q, K) with q of shape (3,) and K of shape (4, 3) raised",
+        message="K holds one key per ROW: check which dimensions your product pairs up",
     ),
     Mutation("dot_scores", "q @ q instead of the keys", {"return K @ q": "return q @ q"}),
     Mutation(
@@ -371,6 +385,13 @@ def soft_select(q, K, V, temperature=1.0):
     log_weights = s - (s.max() + np.log(np.exp(s - s.max()).sum()))
     return np.einsum("n,nv->v", np.exp(log_weights), V)
 """,
+    ),
+    # A mistake no visible test wrote a message for (issue 30): checked_call names it.
+    Mutation(
+        "soft_select",
+        "V @ weights (a new wrong shape)",
+        {"return weights @ V": "return V @ weights"},
+        message="Likely cause: shapes that cannot be multiplied",
     ),
 ]
 

@@ -467,6 +467,7 @@ X23 = torch.ones(2, 3)
         (_no_return, (X23,), "does not `return`"),
         (lambda x: x + torch.ones(4), (X23,), "do not broadcast"),
         (lambda x: torch.cat([x, x.T]), (X23,), "torch.cat (or torch.stack) along the wrong"),
+        (lambda x: x.T.view(6), (X23,), "not stored row after row"),
         (lambda x: x.numpy() @ x.numpy(), (X23,), "an operand is transposed"),  # numpy's matmul
         (lambda x: x[torch.arange(2, dtype=x.dtype)], (X23,), "indices must be integers"),
     ],
