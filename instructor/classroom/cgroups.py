@@ -128,25 +128,30 @@ class _Mount:
     controllers: frozenset[str]
 
 
-def _own_cgroups() -> dict[str, str]:
+def _own_cgroups(text: str) -> dict[str, str]:
     """The grader's cgroup path per hierarchy, keyed by its controllers joined by commas
-    (``"cpu,cpuacct"``; ``""`` for v2), from ``/proc/self/cgroup``."""
+    (``"cpu,cpuacct"``; ``""`` for v2), from ``/proc/self/cgroup``'s ``text``."""
     own = {}
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/self/cgroup").read_text().splitlines():
-            _, controllers, path = line.split(":", 2)
-            own[",".join(sorted(controllers.split(","))) if controllers else ""] = path
+    for line in text.splitlines():
+        _, controllers, path = line.split(":", 2)
+        own[",".join(sorted(controllers.split(","))) if controllers else ""] = path
     return own
 
 
-def _mounts() -> list[_Mount]:
-    """The mounted cgroup hierarchies (the first mount of each), with the grader's own
-    cgroup in each, from ``/proc/self/mountinfo``."""
-    own, found, seen = _own_cgroups(), [], set()
+def _read(path: str) -> str:
     try:
-        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+        return Path(path).read_text()
     except OSError:
-        return []
+        return ""
+
+
+def _mounts(mountinfo: str | None = None, cgroup: str | None = None) -> list[_Mount]:
+    """The mounted cgroup hierarchies (the first mount of each), with the grader's own
+    cgroup in each, from ``/proc/self/mountinfo`` and ``/proc/self/cgroup`` (or the texts
+    given)."""
+    lines = (_read("/proc/self/mountinfo") if mountinfo is None else mountinfo).splitlines()
+    own = _own_cgroups(_read("/proc/self/cgroup") if cgroup is None else cgroup)
+    found, seen = [], set()
     for line in lines:
         fields, _, tail = line.partition(" - ")
         fstype, _, options = (tail.split() + ["", "", ""])[:3]
@@ -199,15 +204,15 @@ def _make_base(mount: _Mount, name: str) -> Path | None:
     return path
 
 
-def _discover() -> Layout:
-    """Make this process's folder in every hierarchy that can be written, and try moving a
-    process into each; what works is the layout."""
+def _discover(mounts: list[_Mount] | None = None) -> Layout:
+    """Make this process's folder in every hierarchy that can be written (of ``mounts``,
+    default all), and try moving a process into each; what works is the layout."""
     if os.name != "posix" or not Path("/proc/self/cgroup").exists():
         return Layout()
     name = f"grade-{os.getpid()}-{secrets.token_hex(4)}"
     bases: list[Base] = []
     wanted = set(CONTROLLERS)
-    mounts = _mounts()
+    mounts = _mounts() if mounts is None else mounts
     unified = next((m for m in mounts if m.version == 2), None)
     if unified is not None and (path := _make_base(unified, name)) is not None:
         available = set((path / "cgroup.controllers").read_text().split())
@@ -379,11 +384,13 @@ def _write_limits(base: Base, folder: Path, memory_bytes: int, cores: float, tas
         (folder / name).write_text(value)
 
 
-def kernel_cgroup(memory_bytes: int, cores: float, tasks: int) -> KernelCgroup | None:
-    """A new cgroup for one kernel, with these limits in every hierarchy that has the
-    controller; None where no cgroup can be made here (:meth:`Layout.missing` says what is
-    then not isolated)."""
-    found = layout()
+def kernel_cgroup(
+    memory_bytes: int, cores: float, tasks: int, found: Layout | None = None
+) -> KernelCgroup | None:
+    """A new cgroup for one kernel, with these limits in every hierarchy of ``found`` (default
+    :func:`layout`) that has the controller; None where no cgroup can be made here
+    (:meth:`Layout.missing` says what is then not isolated)."""
+    found = layout() if found is None else found
     if not found.bases:
         return None
     name = f"kernel-{secrets.token_hex(6)}"

@@ -58,7 +58,7 @@ from .records import ExecutionResult, HandIn, HandInSummary, Outcome
 from .replay import record_hand_in
 from .reports import run_lines, write_reports
 from .resume import ResumeState, fingerprint, grading_context
-from .sandbox import Limits, isolation
+from .sandbox import Limits, isolation_note
 from .staging import Staged, stage
 
 __all__ = ["ClassGrader"]
@@ -241,11 +241,10 @@ class ClassGrader:
                     skipped += 1
                 else:
                     todo.append(hand_in)
-        isolated = isolation()  # a trial run of bubblewrap: a subprocess, so once
+        # Trial runs of bubblewrap and of the cgroups (a subprocess each), so once.
         log(
             f"{len(todo)} submission(s) to grade, {skipped} already graded; "
-            f"isolation: {isolated}"
-            + ("" if isolated == "bwrap" else " (NOT isolated: see docs/instructors.md)")
+            f"isolation: {isolation_note()}"
         )
         # Scores as they stand: nothing but this run's recordings may change them until the
         # run ends (a kernel reaching the gradebook, without bubblewrap, would).

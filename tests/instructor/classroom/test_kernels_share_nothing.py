@@ -107,7 +107,10 @@ def test_what_a_kernel_leaves_does_not_reach_the_next(mode: str, limits: Limits)
     process; the next kernel (from the same zygote, with bubblewrap) finds none of them."""
     left = _run([LEAVE_IPC], limits)
     assert left.outcome == "ok", left.detail
-    found = json.loads(_printed(_run([FIND_IPC], limits), "found: "))
+    limit = "import resource\nprint('msgqueue:', resource.getrlimit(resource.RLIMIT_MSGQUEUE))"
+    after = _run([FIND_IPC, limit], limits)
+    assert _printed(after, "msgqueue:") == "(0, 0)"  # where no namespace is: no queue at all
+    found = json.loads(_printed(after, "found: "))
     keys = [str(key) for key in IPC_KEYS]
     assert not [k for kind in ("shm", "sem", "msg") for k in found[kind] if k in keys], found
     assert found["mqueue"] is False, found
