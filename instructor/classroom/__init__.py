@@ -18,7 +18,8 @@ Modules, one job each:
   side of a call into the kernel, :mod:`.probe_kernel` the kernel's, :mod:`.protocol` the
   requests and replies between them, :mod:`.wire` the values inside those
   (:mod:`.module_records`: the modules among them);
-- :mod:`.sandbox`: bubblewrap and limits; :mod:`.guard`: runs inside the kernel;
+- :mod:`.sandbox`: bubblewrap and limits; :mod:`.cgroups`: a cgroup per kernel (its limits
+  as a whole, its processes, its CPU time); :mod:`.guard`: runs inside the kernel;
 - :mod:`.reaper`: every process a kernel leaves is ended with its notebook;
 - :mod:`.gradebook_watch`: a score changed during a run, not by the grader, stops it;
 - :mod:`.zygote`: a sandboxed process that has imported torch once and forks each

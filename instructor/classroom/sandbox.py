@@ -105,6 +105,19 @@ def isolation() -> str:
     return "bwrap" if ok else "none"
 
 
+@functools.cache
+def _unshare_ipc() -> bool:
+    """Whether a kernel can have an IPC namespace of its own without bubblewrap (as root,
+    with util-linux's ``unshare``): a trial run, once."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return False
+    try:
+        trial = subprocess.run(["unshare", "--ipc", "true"], capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return trial.returncode == 0
+
+
 def isolation_note() -> str:
     """What the grader says of its isolation when it starts: the sandbox and the kernels'
     cgroups, and in capitals what is NOT isolated here (see docs/instructors.md)."""
@@ -256,11 +269,10 @@ def sandbox_command(
     limited = _limits_command(limits, own_uid) + command
     enter = cgroup.enter_command if cgroup is not None else (lambda c: c)
     if isolation() != "bwrap":
-        unshare = shutil.which("unshare")
-        if os.geteuid() == 0 and unshare is not None:
+        if _unshare_ipc():
             # SysV objects and POSIX queues outlive their process: in an IPC namespace of
             # the kernel's own, they go with it (bwrap's --unshare-ipc does the same).
-            limited = [unshare, "--ipc", "--", *limited]
+            limited = [shutil.which("unshare") or "unshare", "--ipc", "--", *limited]
         return enter(limited)
     args = _bwrap([workdir] + ([shared] if shared is not None else []), workdir)
     if os.geteuid() == 0:
