@@ -123,6 +123,8 @@ def isolation_note() -> str:
     cgroups, and in capitals what is NOT isolated here (see docs/instructors.md)."""
     found = layout()
     missing = [] if isolation() == "bwrap" else ["no bubblewrap sandbox"]
+    if isolation() != "bwrap" and not _unshare_ipc():
+        missing.append("IPC namespace per kernel (SysV objects are shared)")
     missing += found.missing()
     note = f"{isolation()}, {found.describe()}"
     if missing:

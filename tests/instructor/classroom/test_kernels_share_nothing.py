@@ -240,3 +240,7 @@ def test_the_grader_says_what_is_not_isolated(monkeypatch: pytest.MonkeyPatch) -
     assert "no cgroups" in note and "NOT isolated" in note
     for part in cgroups.WHAT.values():
         assert part in note
+    monkeypatch.setattr(sandbox, "isolation", lambda: "none")
+    monkeypatch.setattr(sandbox, "_unshare_ipc", lambda: False)
+    note = sandbox.isolation_note()
+    assert "no bubblewrap sandbox" in note and "IPC namespace per kernel" in note
