@@ -80,7 +80,6 @@ class OwnerCheckedCollect(ExchangeCollect):
                 continue
             self.rejected.append({**record, "owner": owner, "why": why})
             self.log.error("Not collected: %s %s", path, why)
-            records.append(record)
         by_student: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for record in records:
             by_student[record["username"]].append(record)
