@@ -41,6 +41,10 @@ CASES = [
             "    Q = W_q @ I"
         ),
     }, message="O for float64 inputs has dtype torch.float32"),
+    # A mistake no visible test wrote a message for (issue 30): checked_call names it.
+    Mutation("self_attention_columns", "O = A_prime @ V, the row habit (a new wrong shape)", {
+        "O = V @ A_prime": "O = A_prime @ V",
+    }, message="Likely cause: shapes that cannot be multiplied"),
     Mutation("self_attention_columns", "softmax as exp / sum, overflows for large scores", {
         "torch.softmax(A, dim=0)": "A.exp() / A.exp().sum(dim=0, keepdim=True)",
     }, hidden=True),
@@ -119,7 +123,21 @@ def self_attention_columns(I, W_q, W_k, W_v):
     Mutation("attention", "only 3-D inputs (bmm)", {
         "Q @ K.transpose(-2, -1)": "torch.bmm(Q, K.transpose(1, 2))",
         "return weights @ V": "return torch.bmm(weights, V)",
-    }, message="any number of leading batch dimensions, none included", hidden=True),
+    }, message="any number of leading batch dimensions, none included"),
+    # Only the hidden tests' float64 tolerance sees a scale computed in float32.
+    Mutation("attention", "scale as torch.sqrt(torch.tensor(d)): float32 precision", {
+        "/ math.sqrt(Q.shape[-1])": "/ torch.sqrt(torch.tensor(Q.shape[-1]))",
+    }, hidden=True),
+    # Mistakes no visible test wrote a message for (issue 30): checked_call names them.
+    Mutation("attention", "blocked scores in a float32 buffer (a new wrong dtype)", {
+        MASKING: (
+            "    if mask is not None:\n"
+            "        mask = mask.expand(scores.shape)\n"
+            "        blocked = torch.full(scores.shape, float(\"-inf\"))\n"
+            "        blocked[mask] = scores[mask]\n"
+            "        scores = blocked\n"
+        ),
+    }, message="Likely cause: a dtype mismatch: a tensor made without the input's dtype"),
     Case("attention", "right", "einsum with torch.where", '''
 def attention(Q, K, V, mask=None):
     scores = torch.einsum("...qd,...kd->...qk", Q, K) * Q.shape[-1] ** -0.5
