@@ -63,7 +63,7 @@ WHAT = {
 """What each part of a cgroup isolates, for the grader's message when it is missing."""
 _PERIOD_US = 100_000
 _KILL_ROUNDS = 500
-"""Rounds of SIGKILL at most in v1 (each round 10 ms): each kills what the last one missed."""
+"""Rounds of SIGKILL at most (each round 10 ms): each kills what the last one missed."""
 
 
 @dataclass(frozen=True)
@@ -195,63 +195,104 @@ def _enter_prefix(procs_files: list[Path]) -> list[str]:
     return ["/bin/sh", "-c", script, "sh", *map(str, procs_files), "--"]
 
 
-def _make_base(mount: _Mount, name: str) -> Path | None:
+def _usable_base(mount: _Mount, name: str) -> Path | None:
+    """This process's folder ``name`` in ``mount``'s hierarchy, if it can be made and a
+    process moved into a cgroup under it (writable is not enough: a v2 move needs the
+    common ancestor too); None otherwise."""
     path = mount.directory / name
     try:
         path.mkdir()
     except OSError:
         return None
+    if mount.version == 2:
+        # Controllers the grader's own cgroup passes down, for the kernels' cgroups.
+        available = set(_read(str(path / "cgroup.controllers")).split())
+        for controller in set(CONTROLLERS) & available:
+            with contextlib.suppress(OSError):
+                (path / "cgroup.subtree_control").write_text(f"+{controller}")
+    trial = path / "trial"
+    try:
+        trial.mkdir()
+        moved = _enters([trial / "cgroup.procs"])
+    except OSError:
+        moved = False
+    _remove_folder(trial)
+    if not moved:
+        _remove_folder(path)
+        return None
     return path
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _sweep(mount: _Mount) -> None:
+    """Remove the folders of graders that have died without removing them (a Dask worker
+    ended by its nanny runs no exit handler), ending whatever their kernels left running."""
+    for base in mount.directory.glob("grade-*-*"):
+        pid = base.name.split("-")[1]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        with contextlib.suppress(OSError):
+            for folder in [p for p in base.iterdir() if p.is_dir()]:
+                _kill_listed(folder)
+                _remove_folder(folder)
+        _remove_folder(base)
+
+
+def _kill_listed(folder: Path) -> None:
+    """SIGKILL every process listed in ``folder``'s ``cgroup.procs`` until none is left
+    (a process forked meanwhile is listed in the next round; the process limit bounds
+    them)."""
+    for _ in range(_KILL_ROUNDS):
+        try:
+            left = {int(p) for p in (folder / "cgroup.procs").read_text().split()}
+        except OSError:
+            return
+        if not left:
+            return
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.01)
+
+
 def _discover(mounts: list[_Mount] | None = None) -> Layout:
-    """Make this process's folder in every hierarchy that can be written (of ``mounts``,
-    default all), and try moving a process into each; what works is the layout."""
+    """This process's layout: a folder in every hierarchy (of ``mounts``, default all) that
+    can be used, each given what it does best: v2 its enabled controllers, the process
+    list and the CPU time; v1 the controllers v2 lacks, and the list and time where v2
+    cannot give them."""
     if os.name != "posix" or not Path("/proc/self/cgroup").exists():
         return Layout()
     name = f"grade-{os.getpid()}-{secrets.token_hex(4)}"
+    mounts = _mounts() if mounts is None else mounts
+    for mount in mounts:
+        _sweep(mount)
+    usable = [(m, path) for m in mounts if (path := _usable_base(m, name)) is not None]
     bases: list[Base] = []
     wanted = set(CONTROLLERS)
-    mounts = _mounts() if mounts is None else mounts
-    unified = next((m for m in mounts if m.version == 2), None)
-    if unified is not None and (path := _make_base(unified, name)) is not None:
-        available = set((path / "cgroup.controllers").read_text().split())
-        for controller in wanted & available:
-            with contextlib.suppress(OSError):
-                (path / "cgroup.subtree_control").write_text(f"+{controller}")
-        enabled = set((path / "cgroup.subtree_control").read_text().split()) & wanted
-        clock = "cpu.stat" if (path / "cpu.stat").exists() else ""
-        bases.append(Base(2, path, frozenset(enabled), procs=True, clock=clock))
-        wanted -= enabled
-    for mount in (m for m in mounts if m.version == 1):
-        limits = wanted & mount.controllers
-        clock = (
-            "cpuacct.usage"
-            if "cpuacct" in mount.controllers and not any(b.clock for b in bases)
-            else ""
-        )
-        if not limits and not clock and (bases or "pids" not in mount.controllers):
-            continue  # one v1 hierarchy (pids) keeps the process list where v2 cannot
-        if (path := _make_base(mount, name)) is None:
-            continue
+    for mount, path in sorted(usable, key=lambda found: -found[0].version):
+        if mount.version == 2:
+            limits = wanted & set(_read(str(path / "cgroup.subtree_control")).split())
+            clock = "cpu.stat" if (path / "cpu.stat").exists() else ""
+        else:
+            limits = wanted & mount.controllers
+            timed = "cpuacct" in mount.controllers
+            clock = "cpuacct.usage" if timed and not any(b.clock for b in bases) else ""
         procs = not any(b.procs for b in bases)
-        bases.append(Base(1, path, frozenset(limits), procs=procs, clock=clock))
-        wanted -= limits
-    # Writable is not enough (v2 moves need the common ancestor): try one process.
-    trial = [base.path / "trial" for base in bases]
-    usable = []
-    for base, folder in zip(bases, trial, strict=True):
-        try:
-            folder.mkdir()
-        except OSError:
-            _remove_folder(base.path)
+        if not limits and not clock and not procs:
+            _remove_folder(path)  # nothing left for this hierarchy to do
             continue
-        if _enters([folder / "cgroup.procs"]):
-            usable.append(base)
-        _remove_folder(folder)
-        if base not in usable:
-            _remove_folder(base.path)
-    return Layout(tuple(usable))
+        bases.append(Base(mount.version, path, frozenset(limits), procs=procs, clock=clock))
+        wanted -= limits
+    return Layout(tuple(bases))
 
 
 def _remove_folder(path: Path) -> None:
@@ -339,16 +380,10 @@ class KernelCgroup:
             if base.procs and base.version == 2 and (folder / "cgroup.kill").exists():
                 with contextlib.suppress(OSError):
                     (folder / "cgroup.kill").write_text("1")  # atomic, forks included
-        # v1 (and v2 before Linux 5.14): kill what is listed until none is left; a process
-        # forked meanwhile is listed in the next round, and the process limit bounds them.
-        for _ in range(_KILL_ROUNDS):
-            left = self.pids()
-            if not left:
-                return
-            for pid in left:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
-            time.sleep(0.01)
+        # v1 (and v2 before Linux 5.14): rounds of SIGKILL.
+        for base, folder in self.folders:
+            if base.procs:
+                _kill_listed(folder)
 
     def close(self) -> None:
         """Kill what is left and remove the folders."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -184,3 +185,31 @@ def test_the_limits_are_those_of_the_kernel_as_a_whole(version_alone: cgroups.La
             assert cgroups.WHAT[controller] in version_alone.missing()
     finally:
         group.close()
+
+
+def test_the_folders_of_a_grader_that_died_are_swept(version_alone: cgroups.Layout) -> None:
+    """A Dask worker ended by its nanny removes nothing: the next grader to start ends what
+    its kernels left and removes its folders."""
+    base = version_alone.bases[0]
+    finished = subprocess.Popen(["true"])
+    finished.wait()
+    stale = base.path.parent / f"grade-{finished.pid}-0dead"
+    kernel = stale / "kernel-0dead"
+    kernel.mkdir(parents=True)
+    left = subprocess.Popen(
+        cgroups._enter_prefix([kernel / "cgroup.procs"]) + ["sleep", "300"],
+    )
+    try:
+        for _ in range(1000):  # until the shell has moved itself in
+            if str(left.pid) in (kernel / "cgroup.procs").read_text().split():
+                break
+            time.sleep(0.01)
+        mount = cgroups._Mount(base.version, base.path.parent, frozenset())
+        cgroups._sweep(mount)
+        assert left.wait(timeout=10) == -9
+        assert not stale.exists()
+        assert base.path.exists()  # a live grader's folder stays
+    finally:
+        left.kill()
+        cgroups._remove_folder(kernel)
+        cgroups._remove_folder(stale)
