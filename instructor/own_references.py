@@ -95,6 +95,11 @@ MUTATING = frozenset(
 """Methods that put what they are given into their receiver (besides torch's in-place
 methods, whose names end with ``_``)."""
 
+CALLS_THROUGH = frozenset({"checked_call", "run_block"})
+"""Helpers that call their first argument with the rest, read as that call:
+``helpers.checks.checked_call(f, *args)`` is ``f(*args)`` with a message on failure,
+``helpers.reference_layers.run_block(block, X, mask, where)`` is ``block(X, mask)``."""
+
 _MAX_DEPTH = 8
 """Calls of the cell's own functions followed inside one another at most."""
 
@@ -200,6 +205,10 @@ class _Scope:
             self.kinds.update(saved)
 
     def _call(self, node: ast.Call) -> Kind:
+        name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+        if name in CALLS_THROUGH and node.args and not isinstance(node.args[0], ast.Starred):
+            through = ast.Call(node.args[0], node.args[1:], node.keywords)
+            return self._call(ast.copy_location(through, node))
         args = [*node.args, *(k.value for k in node.keywords)]
         arg_kinds = [self.kind(a) for a in args]
         given = max(arg_kinds, default=Kind.OWN)

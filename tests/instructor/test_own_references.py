@@ -121,6 +121,10 @@ REFUSED = {
     "the module's attribute through an attribute of the graded class": """
         check_close(layer_norm(x, g, b), layer_norm.__wrapped__(x, g, b), "out")
     """,
+    "a sublayer called through checked_call": """
+        block = checked_call(Block, att, ff, 4)
+        check_close(block(X), checked_call(block.attention, X, None)[0] + X, "out")
+    """,
     "a nested helper given the block": """
         def inner(module, X):
             return module.feed_forward(X)
@@ -198,6 +202,12 @@ ALLOWED = {
         check_close(
             ffn(X), own(X), "out", known_mistakes={"no ReLU": ffn.linear2(ffn.linear1(X))}
         )
+    """,
+    "outputs of calls through checked_call compared with each other": """
+        ffn = checked_call(FeedForward, 4, 8)
+        out = checked_call(ffn, X)
+        out2 = checks.checked_call(ffn, X2, hint="a batch")
+        check_close(out2[:, 1:], out[:, 1:], "the rows that did not change")
     """,
     "the input's copy before the call": """
         copy_x = x.clone()
