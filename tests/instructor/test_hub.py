@@ -1,0 +1,110 @@
+"""What ``make hub`` prepares, without a hub or a browser (``instructor/hub.py``).
+
+The hub itself, its users and formgrader in a browser are tested in
+``tests/course/test_hub_term.py``; these check the files and permissions it leaves, fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+
+import pytest
+from traitlets.config import Config
+
+from instructor.hub import (
+    INSTRUCTOR_CSP,
+    HubError,
+    HubSettings,
+    Roster,
+    configure,
+    prepare,
+)
+from support.hub import remove_hub_users
+
+ROSTER = """course = "self-attention"
+instructors = ["unitteach"]
+students = ["unitstu"]
+"""
+
+
+def roster(tmp_path: Path, text: str = ROSTER) -> Roster:
+    path = tmp_path / "roster.toml"
+    path.write_text(text)
+    return Roster.load(path)
+
+
+@pytest.mark.parametrize("students", ['["Alice"]', '["a+b"]', '["unitteach"]', '["x_y"]'], ids=str)
+def test_roster_refuses_names_nbgrader_or_useradd_cannot_take(tmp_path, students) -> None:
+    text = f'course = "c"\ninstructors = ["unitteach"]\nstudents = {students}\n'
+    with pytest.raises(HubError, match="names must be unique"):
+        roster(tmp_path, text)
+
+
+def test_not_root_every_account_runs_as_this_user_and_says_so(tmp_path) -> None:
+    settings = HubSettings(roster(tmp_path), tmp_path / "state", "pw-123456789", real_users=False)
+    notes = prepare(settings)
+    assert any("not root" in note for note in notes), notes
+    c = Config()
+    configure(c, settings)
+    assert c.JupyterHub.spawner_class == "simple"
+    config = (settings.course_folder("unitteach") / "nbgrader_config.py").read_text()
+    assert "OwnerCheckedCollect" not in config  # one uid: an owner check would refuse all
+
+
+def test_prepare_as_root_makes_private_homes_and_the_course_exchange_the_instructors(
+    tmp_path,
+) -> None:
+    if os.geteuid() != 0 or shutil.which("useradd") is None:
+        pytest.skip("not root (or no useradd): real users are made as root only")
+    r = roster(tmp_path)
+    remove_hub_users(r.users)
+    state = Path(tempfile.mkdtemp(prefix="course-hub-unit-"))
+    try:
+        settings = HubSettings(r, state, "pw-123456789", real_users=True)
+        prepare(settings)
+        for name in r.users:
+            home = settings.home(name)
+            assert pwd.getpwnam(name).pw_dir == str(home)
+            assert stat.S_IMODE(home.stat().st_mode) == 0o700
+            assert home.owner() == name
+        exchange = settings.exchange
+        assert stat.S_IMODE(exchange.stat().st_mode) == 0o1777
+        assert (exchange / r.course).owner() == "unitteach"
+        assert settings.course_folder("unitteach").owner() == "unitteach"
+        course_config = (settings.course_folder("unitteach") / "nbgrader_config.py").read_text()
+        assert "instructor.exchange.OwnerCheckedCollect" in course_config
+        teacher = json.loads(
+            (settings.config_folder("instructor") / "jupyter_server_config.json").read_text()
+        )
+        student = json.loads(
+            (settings.config_folder("student") / "jupyter_server_config.json").read_text()
+        )
+        headers = teacher["ServerApp"]["tornado_settings"]["headers"]
+        assert headers["Content-Security-Policy"] == INSTRUCTOR_CSP
+        assert "tornado_settings" not in student["ServerApp"]  # JupyterHub's 'none' stays
+        extensions = student["ServerApp"]["jpserver_extensions"]
+        assert extensions["nbgrader.server_extensions.formgrader"] is False
+        assert (
+            "ExchangeSubmit.strict = True"
+            in (settings.config_folder("student") / "nbgrader_config.py").read_text()
+        )
+        c = Config()
+        configure(c, settings)
+        assert c.JupyterHub.spawner_class == "localprocess"
+        assert "read:users:groups!user" in c.Spawner.server_token_scopes
+        assert c.JupyterHub.load_groups["nbgrader-self-attention"]["users"] == ["unitstu"]
+        assert c.JupyterHub.load_groups["formgrade-self-attention"]["users"] == ["unitteach"]
+        # A restart keeps the instructor's own edits of the course configuration.
+        edited = settings.course_folder("unitteach") / "nbgrader_config.py"
+        edited.write_text(edited.read_text() + "\n# mine\n")
+        prepare(settings)
+        assert edited.read_text().endswith("# mine\n")
+    finally:
+        remove_hub_users(r.users)
+        shutil.rmtree(state, ignore_errors=True)
