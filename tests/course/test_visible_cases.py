@@ -139,12 +139,10 @@ def untried(assignment: str, name: str) -> list[str]:
         assert run.error is None, f"{test_id} fails with the solution: {run.error!r}"
         calls += run.calls
     missing = []
-    docs = {"": reference.__doc__ or ""} if not isinstance(reference, type) else {}
     for method, function in methods(reference).items():
         label = f"{name}.{method}" if method else name
         own = [c for c in calls if c.method == method]
         doc = function.__doc__ or ""
-        docs[method] = doc
         for parameter in inspect.signature(function).parameters.values():
             if parameter.name == "self" or parameter.default is inspect.Parameter.empty:
                 continue
@@ -163,7 +161,7 @@ def untried(assignment: str, name: str) -> list[str]:
             if arrays:
                 for shape in documented_shapes(text):
                     named = len([d for d in shape if d != "..."])
-                    comma = "," if shape in {(d,) for d in shape if d != "..."} else ""
+                    comma = "," if len(shape) == 1 and shape != ("...",) else ""
                     written = "(" + ", ".join(shape) + comma + ")"
                     if "..." in shape and not any(a.ndim > named for a in arrays):
                         missing.append(

@@ -252,9 +252,10 @@ def test_entry_goes_in_id_order_with_the_comments_kept() -> None:
 
 def test_new_notebook_passes_the_course_checks(course: Path) -> None:
     """HEAVY (about 30 s): what ``make new`` does after the generator (execute the notebook,
-    release it alone, regenerate the README), then the copy's anatomy tests and release
-    check, run by pytest in the copy. (The autograde round trip and nbval of the new
-    notebook, a few minutes more, are not run here.)"""
+    release it alone, regenerate the README), then the copy's anatomy tests, release
+    check and visible-test checks (every call through checked_call, every parameter and
+    documented shape tried), run by pytest in the copy. (The autograde round trip and
+    nbval of the new notebook, a few minutes more, are not run here.)"""
     executed = run(
         course,
         "-m",
@@ -289,6 +290,8 @@ def test_new_notebook_passes_the_course_checks(course: Path) -> None:
         "no:cacheprovider",
         "tests/course/test_anatomy.py",
         "tests/course/test_release.py",
+        "tests/course/test_visible_calls.py",
+        "tests/course/test_visible_cases.py",
         "-k",
         f"{NEW} or vice_versa or same_notebooks",
     )
