@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from instructor.lms import lms_names
+from instructor.lms.intake import MIB, DownloadLimits
 from instructor.paths import AUTOGRADER
 
 from .records import GraderEnvironmentError
@@ -54,6 +55,7 @@ def collect_zip(
     replace: bool = False,
     zip_times: bool = False,
     times: Path | None = None,
+    limits: Any = None,
     log: Callable[[str], None] = print,
 ) -> Any:
     """Unpack an LMS download of ``assignment`` into ``course``'s ``submitted/``.
@@ -62,7 +64,9 @@ def collect_zip(
     ``submitted/<student>/<assignment>/`` with nbgrader's ``timestamp.txt`` where the LMS
     gave a time: in its names (Blackboard), or in ``times`` (a CSV the instructor exported
     from the LMS, :mod:`instructor.lms.times`); the zip entries' times only with
-    ``zip_times``. ``autograder/lms.toml`` (:mod:`instructor.lms.config`) gives the LMS
+    ``zip_times``. Files past ``limits`` (an :class:`instructor.lms.intake.DownloadLimits`;
+    default 32 MiB per file, 1024 MiB per download) are refused and listed; the others are
+    written. ``autograder/lms.toml`` (:mod:`instructor.lms.config`) gives the LMS
     assignment's title where the names carry it (Blackboard).
 
     A submission the LMS marks late without a time (Canvas's ``LATE``): with a penalty
@@ -76,6 +80,7 @@ def collect_zip(
     from instructor.lms.base import IntakeError
     from instructor.lms.config import LMS_TOML, read_config
     from instructor.lms.intake import (
+        DownloadLimits,
         read_download,
         timestamp_text,
         with_times,
@@ -95,7 +100,8 @@ def collect_zip(
     config = read_config(submitted.parent / LMS_TOML)
     column = config.column(assignment, "blackboard")
     title = column.title if column and (lms or "blackboard") == "blackboard" else None
-    intake = read_download(archive, names, lms, pattern, assignment=title)
+    limits = limits or DownloadLimits()
+    intake = read_download(archive, names, lms, pattern, assignment=title, limits=limits)
     if times is not None:
         intake, unknown = with_times(intake, read_times(times))
         if unknown:
@@ -114,7 +120,13 @@ def collect_zip(
             "was written."
         )
     written = write_submissions(
-        intake, archive, submitted, assignment, replace=replace, zip_times=zip_times
+        intake,
+        archive,
+        submitted,
+        assignment,
+        replace=replace,
+        zip_times=zip_times,
+        limits=limits,
     )
     changed = {path.parent for path in written}
     for entry in intake.students:
@@ -147,6 +159,16 @@ def collect_zip(
         for skipped in intake.unmatched:
             log(f"  {skipped.member}: {skipped.reason}")
     return intake
+
+
+def _positive_mib(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is no number of MiB") from None
+    if not 0 < value < 2**40:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of MiB")
+    return value
 
 
 def _student_id(text: str) -> str:
@@ -186,6 +208,20 @@ def main(argv: list[str] | None = None) -> int:
         "--times",
         type=Path,
         help="a CSV of submission times exported from the LMS: columns student, time",
+    )
+    grade.add_argument(
+        "--max-file-mib",
+        type=_positive_mib,
+        default=DownloadLimits.file_bytes / MIB,
+        help="--zip: refuse a file of the download larger than this "
+        f"(MiB, default {DownloadLimits.file_bytes / MIB:g})",
+    )
+    grade.add_argument(
+        "--max-download-mib",
+        type=_positive_mib,
+        default=DownloadLimits.download_bytes / MIB,
+        help="--zip: read at most this much of the download in all "
+        f"(MiB, default {DownloadLimits.download_bytes / MIB:g})",
     )
     grade.add_argument("--db", help="gradebook SQLAlchemy URL (default: the course's SQLite)")
     grade.add_argument("--workers", type=int, help="local Dask workers (default: one per core)")
@@ -246,6 +282,10 @@ def main(argv: list[str] | None = None) -> int:
                 replace=args.replace,
                 zip_times=args.zip_times,
                 times=args.times,
+                limits=DownloadLimits(
+                    file_bytes=int(args.max_file_mib * MIB),
+                    download_bytes=int(args.max_download_mib * MIB),
+                ),
             )
         summaries = grader.grade(args.assignments)
     except (

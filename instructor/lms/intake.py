@@ -20,12 +20,16 @@ stamps every entry with the time the zip was built) and written only when asked
 
 from __future__ import annotations
 
+import filecmp
 import logging
 import re
+import shutil
+import tempfile
 import zipfile
+import zlib
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 
@@ -50,6 +54,7 @@ from .roster import LmsIdentity, roster_path, update_roster
 
 __all__ = [
     "LAYOUTS",
+    "DownloadLimits",
     "Intake",
     "IntakeError",
     "Skipped",
@@ -73,6 +78,104 @@ EXAMPLES = {lms.name: lms.example for lms in LMSS}
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S.%f %Z"
 """nbgrader's ``timestamp.txt`` format (``Exchange.timestamp_format``), read back by
 ``nbgrader.utils.parse_utc``."""
+
+MIB = 2**20
+CHUNK_BYTES = MIB
+"""What is read from a zip member at a time: never a whole member in memory."""
+
+
+@dataclass(frozen=True)
+class DownloadLimits:
+    """How much of a download is read: per file (member) and for the whole download.
+
+    The defaults: 32 MiB per file (the course's executed notebooks, figures included, are
+    under 0.5 MiB; staging reads no larger notebook either) and 1024 MiB per download (a
+    class of 300 handing in 3 MiB each). ``--max-file-mib`` and ``--max-download-mib`` change
+    them. Each is checked against the sizes the zip declares, then again on the bytes
+    themselves while they are decompressed, ``CHUNK_BYTES`` at a time.
+    """
+
+    file_bytes: int = 32 * MIB
+    download_bytes: int = 1024 * MIB
+
+    def file_text(self) -> str:
+        return f"{_mib(self.file_bytes)} per file (--max-file-mib)"
+
+    def download_text(self) -> str:
+        return f"{_mib(self.download_bytes)} per download (--max-download-mib)"
+
+
+def _mib(size: int) -> str:
+    return f"{size / MIB:g} MiB"
+
+
+_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError, NotImplementedError)
+"""What reading one member may raise: a bad CRC or stream, encryption (``RuntimeError``), a
+compression zipfile does not know: that member is refused, the others are read."""
+
+
+def _chunks(archive: zipfile.ZipFile, member: str, limit: int) -> Iterator[bytes]:
+    """The bytes of ``member``, decompressed ``CHUNK_BYTES`` at a time; at most ``limit + 1``
+    bytes come out (one more than allowed shows that there is more)."""
+    left = limit + 1
+    with archive.open(member) as stream:
+        while left > 0 and (chunk := stream.read(min(CHUNK_BYTES, left))):
+            left -= len(chunk)
+            yield chunk
+
+
+def _size_problem(
+    archive: zipfile.ZipFile, member: str, total: int, limits: DownloadLimits
+) -> tuple[str, int]:
+    """Why ``member`` is refused (``""``: it is not), and its size, the download's files
+    so far taking ``total`` bytes."""
+    declared = archive.getinfo(member).file_size
+    if declared > limits.file_bytes:
+        return f"declares {declared:,} bytes, over the limit of {limits.file_text()}", 0
+    if total + declared > limits.download_bytes:
+        return f"its {declared:,} bytes would pass the limit of {limits.download_text()}", 0
+    try:
+        size = sum(len(chunk) for chunk in _chunks(archive, member, limits.file_bytes))
+    except _ZIP_ERRORS as error:
+        return f"cannot be read from the zip ({type(error).__name__}: {error})", 0
+    if size > limits.file_bytes:
+        return (
+            f"declares {declared:,} bytes but holds more than the limit of {limits.file_text()}",
+            0,
+        )
+    if total + size > limits.download_bytes:
+        return f"its {size:,} bytes would pass the limit of {limits.download_text()}", 0
+    return "", size
+
+
+def _bounded(
+    zip_path: str | Path, students: list[StudentSubmission], limits: DownloadLimits
+) -> tuple[list[StudentSubmission], list[Skipped]]:
+    """``students`` with only the chosen files that fit ``limits``, and the refused ones.
+
+    Each chosen file is checked against the size the zip declares, then decompressed (in
+    chunks, never past the limit, never kept) and counted: a member that declares little
+    and holds more is refused too. Files count against the download's limit in the order of
+    the students' ids and the notebooks; one that would pass it is refused, and the files
+    after it are still read.
+    """
+    refused: list[Skipped] = []
+    kept: list[StudentSubmission] = []
+    total = 0
+    with zipfile.ZipFile(zip_path) as archive:
+        for entry in students:
+            files = []
+            for file in entry.files:
+                problem, size = _size_problem(archive, file.member, total, limits)
+                if problem:
+                    refused.append(Skipped(file.member, f"refused: {problem}"))
+                else:
+                    total += size
+                    files.append(file)
+            if files:
+                kept.append(replace(entry, files=tuple(files)))
+    return kept, refused
+
 
 ID_REMEDY = (
     "Its files are not used: rename them in the zip, or pass --pattern with "
@@ -157,6 +260,7 @@ def read_download(
     *,
     assignment: str | None = None,
     tz: tzinfo = UTC,
+    limits: DownloadLimits = DownloadLimits(),
 ) -> Intake:
     """Read an LMS download: who handed in which notebook, and what was left out.
 
@@ -170,6 +274,8 @@ def read_download(
         assignment: the LMS assignment's title where its names carry it (Blackboard:
             ``lms.toml``'s ``blackboard_title``), when it is none of the notebook names.
         tz: the time zone of times without one (Blackboard's names, zip entries).
+        limits: the most read per file and per download (:class:`DownloadLimits`); a chosen
+            file past them is listed in ``unmatched`` with why, and the others are read.
 
     Raises:
         UnknownLayout: the names fit no layout, or several (the message shows some names
@@ -280,6 +386,8 @@ def read_download(
                     superseded=superseded,
                 )
             )
+    students, too_large = _bounded(zip_path, students, limits)
+    unmatched.extend(too_large)
     return Intake(
         layout=reader.name,
         notebooks=notebooks,
@@ -353,6 +461,7 @@ def write_submissions(
     *,
     replace: bool = False,
     zip_times: bool = False,
+    limits: DownloadLimits = DownloadLimits(),
 ) -> list[Path]:
     """Extract the chosen files to ``submitted/<student>/<assignment>/<notebook>.ipynb``.
 
@@ -361,7 +470,11 @@ def write_submissions(
     times file: :func:`with_times`); with ``zip_times=True`` also the zip entries' times. nbgrader's
     autograde reads it (``CourseDirectory.get_existing_timestamp``) to compute lateness.
 
-    Nothing is written if a file already there differs, unless ``replace=True``
+    Every file is first copied out of the zip into a scratch folder next to
+    ``submitted_dir``, ``CHUNK_BYTES`` at a time and within ``limits`` (:func:`read_download`
+    refused what passes them; a zip changed since, or an intake made otherwise, stops here
+    with an :class:`IntakeError` naming the member, and nothing is written). Nothing is
+    written either if a file already there differs, unless ``replace=True``
     (``SubmissionExists`` lists them all). What is done is logged file by file.
 
     Who each student is in the LMS (Canvas's user id, Moodle's participant id: the ids the
@@ -378,36 +491,81 @@ def write_submissions(
         if id_problem(entry.student):
             raise IntakeError(refusal(entry.student, "the download", ID_REMEDY))
     root = Path(submitted_dir)
-    planned: list[tuple[Path, bytes]] = []
-    with zipfile.ZipFile(zip_path) as archive:
-        for entry in intake.students:
-            folder = root / entry.student / assignment
-            for file in entry.files:
-                planned.append((folder / f"{file.notebook}.ipynb", archive.read(file.member)))
-            moment = entry.trusted_timestamp(zip_times)
-            if moment is not None:
-                planned.append((folder / "timestamp.txt", timestamp_text(moment).encode()))
-    different = [path for path, data in planned if path.exists() and path.read_bytes() != data]
-    if different and not replace:
-        shown = "\n".join(f"  {path}" for path in different[:10])
-        more = f"\n  ... and {len(different) - 10} more" if len(different) > 10 else ""
-        raise SubmissionExists(
-            f"{len(different)} submitted files differ from this download:\n{shown}{more}\n"
-            "nothing was written; pass replace=True (--replace) to overwrite them"
-        )
-    written = []
-    for path, data in planned:
-        if path.exists() and path.read_bytes() == data:
-            log.info("unchanged %s", path)
-            continue
-        action = "replaced" if path.exists() else "wrote"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-        log.info("%s %s", action, path)
-        written.append(path)
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=root.parent, prefix=".download-") as scratch:
+        planned = _extract(intake, zip_path, root, assignment, Path(scratch), limits, zip_times)
+        different = [path for path, copy in planned if path.exists() and not _same(path, copy)]
+        if different and not replace:
+            shown = "\n".join(f"  {path}" for path in different[:10])
+            more = f"\n  ... and {len(different) - 10} more" if len(different) > 10 else ""
+            raise SubmissionExists(
+                f"{len(different)} submitted files differ from this download:\n{shown}{more}\n"
+                "nothing was written; pass replace=True (--replace) to overwrite them"
+            )
+        written = []
+        for path, copy in planned:
+            if path.exists() and _same(path, copy):
+                log.info("unchanged %s", path)
+                continue
+            action = "replaced" if path.exists() else "wrote"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(copy, path)
+            log.info("%s %s", action, path)
+            written.append(path)
     if update_roster(roster_path(root), assignment, lms_identities(intake)):
         log.info("updated %s", roster_path(root))
     return written
+
+
+def _same(path: Path, copy: Path) -> bool:
+    """Whether two files hold the same bytes (compared in chunks, never read whole)."""
+    return path.is_file() and filecmp.cmp(path, copy, shallow=False)
+
+
+def _extract(
+    intake: Intake,
+    zip_path: str | Path,
+    root: Path,
+    assignment: str,
+    scratch: Path,
+    limits: DownloadLimits,
+    zip_times: bool,
+) -> list[tuple[Path, Path]]:
+    """(where each file goes, its copy in ``scratch``), copied out of the zip in chunks
+    within ``limits``; raises :class:`IntakeError` naming the first member past them."""
+    planned: list[tuple[Path, Path]] = []
+    total = 0
+    with zipfile.ZipFile(zip_path) as archive:
+        for number, entry in enumerate(intake.students):
+            folder = root / entry.student / assignment
+            for file in entry.files:
+                copy = scratch / f"{number}-{file.notebook}.ipynb"
+                size = 0
+                with copy.open("wb") as out:
+                    try:
+                        for chunk in _chunks(archive, file.member, limits.file_bytes):
+                            size += len(chunk)
+                            if size > limits.file_bytes or total + size > limits.download_bytes:
+                                raise IntakeError(
+                                    f"{file.member}: more bytes than read before, past the "
+                                    f"limit of {limits.file_text()} or "
+                                    f"{limits.download_text()} (the zip changed?); nothing "
+                                    "was written"
+                                )
+                            out.write(chunk)
+                    except _ZIP_ERRORS as error:
+                        raise IntakeError(
+                            f"{file.member}: cannot be read from the zip any more "
+                            f"({type(error).__name__}: {error}); nothing was written"
+                        ) from None
+                total += size
+                planned.append((folder / f"{file.notebook}.ipynb", copy))
+            moment = entry.trusted_timestamp(zip_times)
+            if moment is not None:
+                stamp = scratch / f"{number}-timestamp.txt"
+                stamp.write_text(timestamp_text(moment))
+                planned.append((folder / "timestamp.txt", stamp))
+    return planned
 
 
 def lms_identities(intake: Intake) -> dict[str, LmsIdentity | None]:
