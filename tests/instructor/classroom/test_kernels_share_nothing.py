@@ -244,3 +244,26 @@ def test_the_grader_says_what_is_not_isolated(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(sandbox, "_unshare_ipc", lambda: False)
     note = sandbox.isolation_note()
     assert "no bubblewrap sandbox" in note and "IPC namespace per kernel" in note
+
+
+def test_a_timed_rule_counts_the_kernel_s_cpu_time_where_it_has_a_cgroup(tmp_path: Path) -> None:
+    """A probe with a time of its own (``check_without_loop_over_positions``) is limited in
+    the kernel's CPU time where there is a clock, and the cell's limit on the clock stays;
+    without one, both are on the clock, as before."""
+    from instructor.classroom.kernel_session import KernelSession, TimeLimit
+
+    def clock() -> float:
+        return 1.0
+
+    timed = KernelSession(None, tmp_path, None, 60, "timed", clock)  # type: ignore[arg-type]
+    plain = KernelSession(None, tmp_path, None, 3, "plain")  # type: ignore[arg-type]
+    try:
+        assert timed.time_limit(5.0) == TimeLimit(60.0, 5.0, clock)
+        assert timed.time_limit(None) == TimeLimit(60.0)
+        assert plain.time_limit(5.0) == TimeLimit(3.0)
+        assert TimeLimit(60.0, 5.0, clock).describe() == (
+            "used more than 5 s of the kernel's CPU time"
+        )
+    finally:
+        timed.close()
+        plain.close()
