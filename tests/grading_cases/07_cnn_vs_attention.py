@@ -31,7 +31,7 @@ def pixels_as_vectors(img):
 ''', message="for a float64 img has dtype torch.float32, expected torch.float64"),
     Mutation("pixels_as_vectors", "only square images: uses H for both sides", {
         "img.flatten(-2)": "img.reshape(img.shape[0], img.shape[1] * img.shape[1])",
-    }, message="images need not be square"),
+    }, message="Images need not be square: there are H * W"),
     Mutation("pixels_as_vectors", "squeezed: a one-channel image loses its channel axis", {
         ".transpose(-2, -1)": ".transpose(-2, -1).squeeze()",
     }, hidden=True),
@@ -79,6 +79,32 @@ def patchify(img, patch_size):
             out[i * (w // p) + j] = img[:, i * p:(i + 1) * p, j * p:(j + 1) * p].reshape(-1)
     return out
 ''', message="patchify(img, 2) for a float64 img has dtype torch.float32"),
+    Case("patchify", "wrong", "only square images: H // P patches along both sides", '''
+def patchify(img, patch_size):
+    c, h, w = img.shape
+    p = patch_size
+    if h % p or w % p:
+        raise ValueError(f"H = {h} and W = {w} must be multiples of patch_size = {p}")
+    side = h // p  # the number of patches along a side
+    patches = img.reshape(c, side, p, side, p).permute(1, 3, 0, 2, 4)
+    return patches.reshape(-1, c * p * p)
+''', message="Images need not be square: there are H / P rows and W / P columns"),
+    Mutation("patchify", ".view after the permute (a new error: not contiguous)", {
+        "return patches.reshape(-1, c * p * p)": "return patches.view(-1, c * p * p)",
+    }, message="Likely cause: .view on a tensor not stored row after row"),
+    Case("patchify", "wrong", "a convolution with a float32 identity kernel (a new dtype error)",
+         '''
+def patchify(img, patch_size):
+    c, h, w = img.shape
+    p = patch_size
+    for name, size in [("height H", h), ("width W", w)]:
+        if size % p != 0:
+            raise ValueError(f"the image {name} = {size} is not a multiple of patch_size = {p}")
+    # a convolution whose filters each pick one number of the patch (an identity kernel)
+    weight = torch.eye(c * p * p).reshape(c * p * p, c, p, p)
+    patches = F.conv2d(img[None], weight, stride=p)[0]  # (C*P*P, H/P, W/P)
+    return patches.flatten(1).T
+''', message="Likely cause: a dtype mismatch"),
     Case("patchify", "wrong", "F.unfold then .squeeze() (drops the axis of a single patch)", '''
 def patchify(img, patch_size):
     _, h, w = img.shape
@@ -134,6 +160,13 @@ def patchify(img, patch_size):
     }, message="height and width swapped: pixel i is at row i // W"),
     Mutation("receptive_field_mask", "always the 3 x 3 neighbourhood (kernel_size ignored)", {
         "radius = kernel_size // 2": "radius = 1",
+    }, message="kernel_size 1: each pixel sees only itself"),
+    Mutation("receptive_field_mask", "a kernel wider than the image refused", {
+        "if kernel_size < 1 or kernel_size % 2 == 0:":
+            "if kernel_size < 1 or kernel_size % 2 == 0 or kernel_size > min(height, width):",
+    }, message="A kernel may be wider than the image: the window is cut at the image's"),
+    Mutation("receptive_field_mask", "only even sizes refused: a negative odd size passes", {
+        "if kernel_size < 1 or kernel_size % 2 == 0:": "if kernel_size % 2 == 0:",
     }, hidden=True),
     Mutation("receptive_field_mask", "no ValueError for an even kernel_size", {
         "if kernel_size < 1 or kernel_size % 2 == 0:": "if kernel_size < 1:",
