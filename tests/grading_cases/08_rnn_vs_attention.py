@@ -140,6 +140,12 @@ def causal_linear_attention(Q, K, V, eps=1e-6):
     }, message="phi is applied to V: it acts on queries and keys only"),
     Mutation("causal_linear_attention", "eps argument ignored (1e-6 hard-coded)", {
         "(denominator + eps)": "(denominator + 1e-6)",
+    }, message="eps is ignored (or fixed at 1e-6)"),
+    Mutation("causal_linear_attention", "running sums in float32, cast back at the end", {
+        "S = torch.cumsum(outer, dim=-3)": "S = torch.cumsum(outer.float(), dim=-3)",
+        "z = torch.cumsum(phi_k, dim=-2)": "z = torch.cumsum(phi_k.float(), dim=-2)",
+        "return numerator / (denominator + eps)":
+            "return (numerator / (denominator + eps)).to(Q.dtype)",
     }, hidden=True),
     Case("causal_linear_attention", "wrong", "transpose(0, 1), quadratic, no batch", '''
 def causal_linear_attention(Q, K, V, eps=1e-6):
@@ -243,7 +249,34 @@ def linear_attention_recurrent(Q, K, V, eps=1e-6):
         "numerator = (q_t.unsqueeze(-1) * S).sum(dim=-2)": (
             "numerator = (q_t.unsqueeze(-1) * S).sum(dim=-2) + eps"
         ),
+    }, message="out for eps=1.0"),
+    Mutation("linear_attention_recurrent", "eps argument ignored (1e-6 hard-coded)", {
+        "outputs.append(numerator / (denominator + eps))":
+            "outputs.append(numerator / (denominator + 1e-6))",
+    }, message="eps is ignored (or fixed at 1e-6)"),
+    Mutation("linear_attention_recurrent", "features in float32, cast back at the end", {
+        "phi_q = F.elu(Q) + 1": "phi_q = F.elu(Q.float()) + 1",
+        "phi_k = F.elu(K) + 1": "phi_k = F.elu(K.float()) + 1",
+        "return torch.stack(outputs, dim=-2)": "return torch.stack(outputs, dim=-2).to(Q.dtype)",
     }, hidden=True),
+    Mutation("linear_attention_recurrent", "outer product indexed for 2-D (a new shape error)", {
+        "S = S + k_t.unsqueeze(-1) * v_t.unsqueeze(-2)": "S = S + k_t[:, None] * v_t[None, :]",
+    }, message="Likely cause: shapes that do not broadcast"),
+    Case("linear_attention_recurrent", "wrong", "float32 state kept by +=, then a matmul", '''
+def linear_attention_recurrent(Q, K, V, eps=1e-6):
+    phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
+    batch, d_k, d_v = K.shape[:-2], K.shape[-1], V.shape[-1]
+    S = torch.zeros(*batch, d_k, d_v)  # float32, and += keeps it float32
+    z = torch.zeros(*batch, d_k)
+    outputs = []
+    for t in range(Q.shape[-2]):
+        k, q = phi_k[..., t, :], phi_q[..., t, :]
+        S += k.unsqueeze(-1) * V[..., t, None, :]
+        z += k
+        numerator = (q.unsqueeze(-2) @ S).squeeze(-2)
+        outputs.append(numerator / ((q * z).sum(-1, keepdim=True) + eps))
+    return torch.stack(outputs, dim=-2)
+''', message="Likely cause: a dtype mismatch"),
     Case("linear_attention_recurrent", "right", "matmul on an unsqueezed state", '''
 def linear_attention_recurrent(Q, K, V, eps=1e-6):
     phi_q, phi_k = F.elu(Q) + 1, F.elu(K) + 1
