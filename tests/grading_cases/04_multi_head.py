@@ -72,7 +72,7 @@ def split_heads(X, num_heads):
     }, message="the heads are interleaved (dh before h): row i must be [head 0 | head"),
     Mutation("merge_heads", "view after transpose (RuntimeError)", {
         ".reshape(*batch, n, h * dh)": ".view(*batch, n, h * dh)",
-    }, message="After a transpose use .reshape(...) (or .contiguous().view"),
+    }, message="(after a transpose or a permute): use .reshape(...) (or .contiguous().view"),
     Mutation("merge_heads", "only 4-D input (b, h, n, dh)", {
         "*batch, h, n, dh = X.shape": "b, h, n, dh = X.shape",
         "X.transpose(-3, -2).reshape(*batch, n, h * dh)": "X.transpose(1, 2).reshape(b, n, h * dh)",
@@ -137,7 +137,16 @@ CASES += [
     }, message="weights has shape (2, 5, 5): it looks averaged over the heads. Return"),
     Mutation("MultiHeadSelfAttention", "mask not given a head dimension", {
         "~mask.unsqueeze(-3)": "~mask",
+    }, message="Likely cause: shapes that do not broadcast"),
+    # Only the hidden tests' two batch dimensions with a batched mask see this one.
+    Mutation("MultiHeadSelfAttention", "head dimension of a batched mask at position 1", {
+        "~mask.unsqueeze(-3)": "~(mask.unsqueeze(1) if mask.dim() > 2 else mask)",
     }, hidden=True),
+    # A mistake no visible test wrote a message for (issue 30): checked_call names it.
+    Mutation("MultiHeadSelfAttention", "merged heads viewed as (n, -1) (a new wrong shape)", {
+        "out = self.W_o(merge_heads(weights @ V))":
+            "out = self.W_o(merge_heads(weights @ V).view(X.shape[-2], -1))",
+    }, message="Likely cause: shapes that cannot be multiplied"),
     Mutation("MultiHeadSelfAttention", "W_q of one head's size, (d_model, d_head)", {
         "self.W_q = nn.Linear(d_model, d_model, bias=bias)":
             "self.W_q = nn.Linear(d_model, d_model // num_heads, bias=bias)",
@@ -146,7 +155,7 @@ CASES += [
         f"self.{W} = nn.Linear(d_model, d_model, bias=bias)":
             f"self.{W} = nn.Linear(d_model, d_model, bias=True)"
         for W in ("W_q", "W_k", "W_v", "W_o")
-    }, hidden=True),
+    }, message="with bias=False it should be nn.Linear(6, 6, bias=False)"),
     Mutation("MultiHeadSelfAttention", "no error when d_model is not divisible by num_heads", {
         "if d_model % num_heads != 0:\n"
         '            raise ValueError(f"d_model = {d_model} is not divisible by num_heads = '
