@@ -7,12 +7,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import nbformat
 from nbformat import NotebookNode
 
 from instructor import anatomy
 
 from .gradebook_reads import submitted_students
+from .integrity import read_submission_file
 from .similarity import DEFAULT_THRESHOLD, REFERENCE_STUDENT, CopyPair, graded_answers, near_copies
 
 if TYPE_CHECKING:
@@ -55,10 +55,12 @@ def copy_report(
 
 
 def _read(path: Path) -> NotebookNode | None:
-    try:
-        return nbformat.read(path, as_version=4)
-    except Exception:  # noqa: BLE001 - an unreadable hand-in is reported elsewhere
+    """The notebook at ``path``, read as staging reads a hand-in (bounded, its nbgrader
+    metadata checked: :func:`.integrity.read_submission_file`); None if it is unreadable
+    (reported elsewhere) or missing."""
+    if not path.is_file():
         return None
+    return read_submission_file(path).notebook
 
 
 def course_copies(

@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from instructor.student_ids import id_problem
+
 from .records import (
     HandInSummary,
 )
@@ -24,7 +26,13 @@ __all__ = [
 
 
 def submitted_students(course: NbgraderCourse, assignment: str) -> list[str]:
-    return [p.parent.name for p in course.submitted_folder().glob(f"*/{assignment}") if p.is_dir()]
+    """The students with a folder for ``assignment`` in ``submitted/`` whose name is a
+    student id (:mod:`instructor.student_ids`; the others are never graded)."""
+    return [
+        p.parent.name
+        for p in course.submitted_folder().glob(f"*/{assignment}")
+        if p.is_dir() and not id_problem(p.parent.name)
+    ]
 
 
 def late_penalties(

@@ -11,6 +11,7 @@ submission are untouched.
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -128,7 +129,8 @@ READABLE_ANSWER = "READABLE-ANSWER attention weights sum to one"
 READABLE_OUTPUT = "READABLE-OUTPUT"
 EDITED_INSTRUCTIONS = "EDITED-INSTRUCTIONS"
 FORMULA_STUDENT = "=1+1"
-"""A student id a spreadsheet runs: every CSV of the reports writes it as ``'=1+1``."""
+"""A student id a spreadsheet would run: refused as a folder of ``submitted/`` (no student id),
+so it reaches no CSV (names that do are quoted: ``instructor/lms/csv_safety.py``)."""
 
 SCRIPT_MARKDOWN: tuple[str, ...] = (
     "<script>alert('XSS')</script>",
@@ -253,6 +255,62 @@ def active_content(page: str) -> list[str]:
 def visible_text(page: str) -> str:
     """``page``'s text (tags removed, references read), to check what stays readable."""
     return html.unescape(re.sub(r"<[^>]*>", "", page))
+
+
+def _nbgrader_metadata(grade_id: str, value: object) -> Callable:
+    """A cell's whole ``metadata.nbgrader`` replaced by ``value``."""
+
+    def build(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+        _cell(nb, grade_id).metadata["nbgrader"] = value
+        return nb
+
+    return build
+
+
+def _nbgrader_key(grade_id: str, key: str, value: object) -> Callable:
+    def build(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+        _cell(nb, grade_id).metadata["nbgrader"][key] = value
+        return nb
+
+    return build
+
+
+def _nested(depth: int, where: str) -> Callable:
+    """Valid JSON nested ``depth`` deep in a cell's metadata or an output's data; the file's
+    text, written without recursion (json.dumps itself would fail at 100,000)."""
+
+    def build(nb: nbformat.NotebookNode) -> str:
+        cell = _cell(nb, "one_hot")
+        if where == "metadata":
+            cell.metadata["deep"] = "DEEP"
+        else:
+            cell.outputs = [
+                nbformat.v4.new_output(
+                    "display_data", data={"application/json": {"deep": "DEEP"}, "text/plain": "x"}
+                )
+            ]
+        return json.dumps(nb).replace('"DEEP"', "[" * depth + "]" * depth, 1)
+
+    return build
+
+
+def _as_json_text(change: Callable[[dict], None]) -> Callable:
+    """The notebook as JSON text after ``change`` (what nbformat would refuse to write)."""
+
+    def build(nb: nbformat.NotebookNode) -> str:
+        data = json.loads(json.dumps(nb))
+        change(data)
+        return json.dumps(data)  # ensure_ascii: a lone surrogate is written as \\ud800
+
+    return build
+
+
+def _lone_surrogate(data: dict) -> None:
+    data["cells"][0]["source"] = "A lone surrogate: \ud800"
+
+
+def _number_beyond_python(data: dict) -> None:
+    data["cells"][0]["metadata"]["big"] = "BIG"
 
 
 PATCH_COMPARISONS = """\
@@ -462,12 +520,100 @@ CORPUS: list[Hostile] = [
         "a markdown answer and outputs with script for the instructor's browser",
         _script_for_the_instructor,
     ),
+    # One hand-in's file must never stop the class (issue 32): each scores 0 with a note.
     Hostile(
-        FORMULA_STUDENT,
-        "a student id (plain layout) that a spreadsheet would run as a formula",
-        lambda nb: nb,
+        "nbgrader_metadata_string",
+        "a test cell's metadata.nbgrader is a string (TypeError once ended the run)",
+        _nbgrader_metadata("test_one_hot", "test_one_hot"),
+        outcome="unreadable",
+        note="nbgrader metadata not of nbgrader's schema",
+    ),
+    Hostile(
+        "grade_id_list",
+        "a test cell's grade_id is a list (unhashable: TypeError once ended the run)",
+        _nbgrader_key("test_one_hot", "grade_id", ["test_one_hot"]),
+        outcome="unreadable",
+        note="nbgrader metadata not of nbgrader's schema",
+    ),
+    Hostile(
+        "nbgrader_metadata_null",
+        "a solution cell's metadata.nbgrader is null",
+        _nbgrader_metadata("one_hot", None),
+        outcome="unreadable",
+        note="nbgrader metadata not of nbgrader's schema",
+    ),
+    Hostile(
+        "points_as_text",
+        "a test cell's points are a string, its schema version from the future",
+        lambda nb: _nbgrader_key("test_one_hot", "schema_version", 99)(
+            _nbgrader_key("test_one_hot", "points", "100")(nb)
+        ),
+        outcome="unreadable",
+        note="nbgrader metadata not of nbgrader's schema",
+    ),
+    Hostile(
+        "grade_id_path",
+        "a test cell's grade_id is a path",
+        _nbgrader_key("test_one_hot", "grade_id", "../../gradebook"),
+        outcome="unreadable",
+        note="nbgrader metadata not of nbgrader's schema",
+    ),
+    Hostile(
+        "nested_100000",
+        "200 KB of valid JSON nested 100,000 deep (RecursionError once ended the run)",
+        _nested(100_000, "metadata"),
+        outcome="unreadable",
+        note="nested deeper than",
+    ),
+    Hostile(
+        "nested_just_too_deep",
+        "an output nested 200 deep: below Python's recursion limit, above the bound",
+        _nested(200, "output"),
+        outcome="unreadable",
+        note="nested deeper than",
+    ),
+    Hostile(
+        "lone_surrogate",
+        "a cell with a lone UTF-16 surrogate: valid JSON, read, then no UTF-8 file can hold it",
+        _as_json_text(_lone_surrogate),
+        outcome="unreadable",
+        note="unreadable: UnicodeEncodeError",
+    ),
+    Hostile(
+        "number_beyond_python",
+        "a number of 5,000 digits (more than Python converts)",
+        lambda nb: _as_json_text(_number_beyond_python)(nb).replace('"BIG"', "9" * 5000, 1),
+        outcome="unreadable",
+        note="not valid JSON",
+    ),
+    Hostile(
+        "outputs_of_another_shape",
+        "a code cell whose outputs are a string",
+        _as_json_text(
+            lambda data: next(c for c in data["cells"] if c["cell_type"] == "code").update(
+                outputs="none"
+            )
+        ),
+        outcome="unreadable",
+        note="not a valid notebook",
     ),
 ]
+
+REFUSED_IDS: tuple[str, ...] = (
+    "*",  # nbgrader globs the id it is given: every student's outputs, removed by --force
+    "[a]lice",  # alice's
+    "alice ",  # nbgrader strips it: alice's
+    "alice\u00a0",  # a no-break space, which str.strip() strips too
+    "e\u0301lise",  # a decomposed accent: a second spelling of one name
+    FORMULA_STUDENT,  # a spreadsheet's formula
+    "<img src=x onerror=alert(1)>",  # formgrader prints ids unescaped
+    "-rf",  # an option
+    "$(touch pwned)",  # a shell's substitution
+    "a\nb",  # a line of its own in every log and report
+)
+"""Folders of ``submitted/`` whose name is no student id (``instructor/student_ids.py``):
+each holds the reference solution, and none may be graded, nor touch alice's outputs.
+``test_grade.py`` submits them next to the corpus."""
 
 
 def write_gradebook_attack(course_root: Path, victim: str) -> str:

@@ -25,7 +25,14 @@ from instructor.classroom.records import HandInSummary
 from instructor.classroom.sandbox import Limits, isolation
 from instructor.lms.csv_safety import safe_cell
 from instructor.scratch_course import ScratchCourse
-from support.hostile import ASSIGNMENT, CORPUS, NOTEBOOK, write_gradebook_attack, wrong_answers
+from support.hostile import (
+    ASSIGNMENT,
+    CORPUS,
+    NOTEBOOK,
+    REFUSED_IDS,
+    write_gradebook_attack,
+    wrong_answers,
+)
 
 POINTS = registry.load().notebook(ASSIGNMENT).points
 """Notebook 01's points: functions and concept questions (no written answer)."""
@@ -73,6 +80,8 @@ def graded(
             cell = anatomy.solution_cells(notebook)[0]
             cell.source = write_gradebook_attack(root, "alice") + "\n" + cell.source
         _submit(course, hostile.student, hostile.build(notebook), hostile.file_name)
+    for name in REFUSED_IDS:  # each a glob, a path, a formula, a page's tag: full marks inside
+        _submit(course, name, course.solved(demos=False), NOTEBOOK)
     before = _hashes(root / "submitted")
     grader = ClassGrader(root, workers=2, limits=limits, progress=False)
     log: list[str] = []
@@ -237,7 +246,26 @@ def test_no_formula_reaches_the_spreadsheet(graded: dict) -> None:
             c for c in cells if c.lstrip(" ").startswith(FORMULA_START) and not number.fullmatch(c)
         ]
         assert formulas == [], path.name
-        assert "'" + FORMULA_STUDENT in cells, path.name  # its id: text, not a formula
+        assert FORMULA_STUDENT not in cells and "'" + FORMULA_STUDENT not in cells, path.name
+
+
+def test_folders_named_by_no_student_id_are_refused(graded: dict) -> None:
+    """Each folder of ``submitted/`` named by no student id (a glob such as ``*`` or
+    ``[a]lice``, ``alice `` that nbgrader strips to alice, a formula, a tag, an option, a
+    shell's substitution, a newline) holds the reference solution: none is graded, each is
+    named in the log with how to map it, and alice and carol keep their autograded
+    notebooks, feedback and scores."""
+    root, log = graded["root"], graded["log"]
+    for name in REFUSED_IDS:
+        assert name not in graded["summaries"]
+        message = next(line for line in log if line.startswith(f"student id {name!r} from"))
+        assert "refused" in message and "lms_students.json" in message and "\n" not in message
+        assert not (root / "autograded" / name).exists() and not (root / "feedback" / name).exists()
+    for student in HONEST:
+        assert (root / "autograded" / student / ASSIGNMENT / NOTEBOOK).is_file(), student
+        assert (root / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").is_file()
+    report = (root / "reports" / "integrity.md").read_text()
+    assert "onerror" not in report and "$(touch" not in report
 
 
 def test_a_second_run_grades_only_what_changed(graded: dict) -> None:

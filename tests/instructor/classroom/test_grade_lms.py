@@ -382,3 +382,58 @@ def test_canvas_anonymous_and_uuid_suffixed_files(
     assert code == 0, out
     assert "8 older attempt(s) left out" in out, out
     assert _gradebook(db_url) == {"anon_aB3x9": (SOLVED, 0), "doejohn": (SOLVED, 0)}
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "none"])
+def test_a_download_with_a_zip_bomb_and_hostile_ids_grades_the_rest(
+    course: ScratchCourse,
+    kinds: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    sandbox: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A Canvas download with a 100 MiB bomb in a zip under 1 MiB, a file over the limit
+    set with --max-file-mib, and names whose ids are a glob or a tag: each is refused and
+    named, and the honest students of the same download are graded in full."""
+    import shutil
+
+    from instructor.classroom.sandbox import isolation
+
+    if sandbox == "none":
+        monkeypatch.setenv("COURSE_SANDBOX", "none")
+    else:
+        monkeypatch.delenv("COURSE_SANDBOX", raising=False)
+    isolation.cache_clear()
+    if sandbox == "bwrap" and (shutil.which("bwrap") is None or isolation() != "bwrap"):
+        pytest.skip("bubblewrap does not work here (make system-packages installs it)")
+    when = (2026, 11, 20, 11, 0, 0)
+    bomb = f"bombjoe_16_103_{NB}"
+    padded = f"padded_17_104_{NB}"
+    archive = course.root.parent / "bomb.zip"
+    members = {
+        f"smithjane_13_101_{NB}": kinds["solved"].encode(),
+        f"doejohn_15_102_{NB}": kinds["partial"].encode(),
+        bomb: b" " * (100 * 2**20),
+        padded: kinds["solved"].encode() + b" " * (9 * 2**20),
+        f"*_18_105_{NB}": kinds["solved"].encode(),
+        f"<img src=x onerror=alert(1)>_19_106_{NB}": kinds["solved"].encode(),
+    }
+    with zipfile.ZipFile(archive, "w") as handle:
+        for name, data in members.items():
+            info = zipfile.ZipInfo(name, date_time=when)
+            handle.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
+    assert archive.stat().st_size < 2**20
+    db_url = f"sqlite:///{course.root.parent / 'bomb.db'}"
+    try:
+        code, out = _grade(
+            course, archive, db_url, capsys, "--lms", "canvas", "--max-file-mib", "8"
+        )
+    finally:
+        isolation.cache_clear()
+    assert code == 0, out
+    assert f"{bomb}: refused: declares 104,857,600 bytes, over the limit of 8 MiB per file" in out
+    assert f"{padded}: refused: declares" in out
+    assert "student id '*' from the canvas names of the zip refused" in out, out
+    assert "student id '<img src=x onerror=alert(1)>' from the canvas names" in out, out
+    assert _gradebook(db_url) == {"smithjane": (SOLVED, 0), "doejohn": (PARTIAL, 0)}
+    assert sorted(p.name for p in (course.root / "submitted").iterdir()) == ["doejohn", "smithjane"]
