@@ -65,6 +65,15 @@ def sinusoidal_encoding(num_positions, d_model):
     pe[:, 1::2] = torch.cos(position * div_term)
     return pe
 '''),
+    # A mistake no visible test wrote a message for (issue 30): checked_call names it.
+    Mutation("sinusoidal_encoding", "float64 angles put in a float32 buffer (a new wrong dtype)", {
+        "pe = torch.stack((angles.sin(), angles.cos()), dim=-1)  # (P, d_model / 2, 2)\n"
+        "    return pe.flatten(-2).to(torch.get_default_dtype())":
+            "pe = torch.zeros(num_positions, d_model)\n"
+            "    pe[:, torch.arange(0, d_model, 2)] = angles.sin()\n"
+            "    pe[:, torch.arange(1, d_model, 2)] = angles.cos()\n"
+            "    return pe",
+    }, message="Likely cause: a dtype mismatch: a tensor made without the input's dtype"),
     # ------------------------------------------------------------------ relative_positions
     Mutation("relative_positions", "offsets i - j instead of j - i", {
         "positions[None, :] - positions[:, None]": "positions[:, None] - positions[None, :]",
@@ -165,6 +174,10 @@ def apply_rope(x, positions=None):
         columns.append(torch.einsum("nab,...nb->...na", R, pair))
     return torch.cat(columns, dim=-1)
 '''),
+    # A mistake no visible test wrote a message for (issue 30): checked_call names it.
+    Mutation("apply_rope", "positions not made a column (a new wrong shape)", {
+        "angles = positions.to(x.dtype)[:, None] * theta": "angles = positions.to(x.dtype) * theta",
+    }, message="Likely cause: shapes that do not broadcast"),
     # ------------------------------------------------------------------ concept questions
     Case("q_swap_two_words", "wrong", "(a): the outputs taken to stay in place",
          'q_swap_two_words = "a"\n'),
