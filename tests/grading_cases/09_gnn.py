@@ -51,6 +51,11 @@ CASES = [
         "torch.eye(num_nodes, dtype=torch.bool)": "torch.eye(n, dtype=torch.bool)",
     }, message="adjacency_mask(edge_index, 5) has shape (4, 4), expected (5, 5): take"),
     Mutation("adjacency_mask", "no validation of the input", {ADJACENCY_CHECKS: ""}),
+    Mutation("adjacency_mask", "indices checked with min() and max() (fails for E = 0)", {
+        "    outside = (edge_index < 0) | (edge_index >= num_nodes)\n    if outside.any():\n":
+            "    if edge_index.min() < 0 or edge_index.max() >= num_nodes:\n"
+            "        outside = (edge_index < 0) | (edge_index >= num_nodes)\n",
+    }, message="E = 0 is allowed: an edge_index of shape (2, 0) has no edge"),
     Mutation("adjacency_mask", "negative indices not rejected", {
         "outside = (edge_index < 0) | (edge_index >= num_nodes)": (
             "outside = edge_index >= num_nodes"
@@ -86,6 +91,9 @@ def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
     return mask
 '''),
     # ------------------------------------------------------------------ graph_attention
+    Mutation("graph_attention", "K not transposed in the scores (a new shape error)", {
+        "scores = Q @ K.T / math.sqrt(Q.shape[-1])": "scores = Q @ K / math.sqrt(Q.shape[-1])",
+    }, message="Likely cause: shapes that cannot be multiplied"),
     Mutation("graph_attention", "mask transposed, attends over out-neighbours", {
         "adjacency_mask(edge_index, X.shape[0])": "adjacency_mask(edge_index, X.shape[0]).T",
     }, message="the mask is transposed: node i attended over its OUT-neighbours"),
@@ -155,6 +163,14 @@ def graph_attention(X, edge_index, W_q, W_k, W_v):
     return torch.stack(rows)
 '''),
     # ------------------------------------------------------------------ edge_softmax
+    Mutation("edge_softmax", "buffers sized by the largest target (fails for E = 0)", {
+        'best = torch.full((num_nodes, *heads), float("-inf"), dtype=scores.dtype)':
+            'best = torch.full((int(target.max()) + 1, *heads), float("-inf"), dtype=scores.dtype)',
+    }, message="E = 0 is allowed (no edges, no weights)"),
+    Mutation("edge_softmax", "sums in a float32 buffer (a new dtype error)", {
+        "total = torch.zeros(num_nodes, *heads, dtype=scores.dtype)":
+            "total = torch.zeros(num_nodes, *heads)",
+    }, message="Likely cause: a dtype mismatch"),
     Mutation("edge_softmax", "grouped by the source, edge_index[0]", {
         "target = edge_index[1]  # (E,)": "target = edge_index[0]  # (E,)",
     }, message="grouped by their SOURCE"),
@@ -169,7 +185,7 @@ def graph_attention(X, edge_index, W_q, W_k, W_v):
     }, message="the largest score over ALL edges"),
     Mutation("edge_softmax", "scores (E,) only: the index is not expanded over the heads", {
         "index = target.reshape(-1, *[1] * len(heads)).expand_as(scores)": "index = target",
-    }, message="for scores of shape (E, H)"),
+    }, message="With H heads the index of each edge's target must cover every head"),
     Case("edge_softmax", "wrong", "heads flattened: one softmax over a node's edges and heads", '''
 def edge_softmax(scores, edge_index, num_nodes):
     if edge_index.dim() != 2 or edge_index.shape[0] != 2:
