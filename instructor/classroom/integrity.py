@@ -142,7 +142,7 @@ def read_submission_file(path: Path, limit: int = MAX_NOTEBOOK_BYTES) -> Reading
             return Reading(None, "not a regular file")
         data = file.read(limit + 1)
     if len(data) > limit:
-        return Reading(None, f"larger than {limit // 2**20} MiB")
+        return Reading(None, f"larger than {limit / 2**20:g} MiB")
     return read_submission(data.decode("utf-8", errors="replace"))
 
 

@@ -122,3 +122,14 @@ def test_letters_and_digits_pass_in_composed_form(student: str) -> None:
     student = unicodedata.normalize("NFC", student)
     if len(student.encode()) <= MAX_BYTES and unicodedata.category(student[0])[0] in "LN":
         assert id_problem(student) == "", student
+
+
+def test_the_command_line_refuses_a_student_option_that_is_no_id(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from instructor.classroom.__main__ import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["grade", "01_vector_sets", "--student", "[a]lice"])
+    assert stopped.value.code == 2
+    assert "student id '[a]lice' from --student refused" in capsys.readouterr().err

@@ -257,6 +257,8 @@ def _generated_hand_ins(release: nbformat.NotebookNode, count: int) -> list[str]
 
 STAGE_RAISES = "stage_raises"
 """A student whose staging raises (a stand-in for any failure no check foresaw)."""
+RECORD_RAISES = "record_raises"
+"""A student whose recording raises once, with the notebook's execution replayed."""
 
 
 @pytest.fixture(scope="module", params=["bwrap", "none"])
@@ -288,6 +290,7 @@ def graded(
             submit("alice", solved)
             submit("carol", nbformat.writes(course.released()))
             submit(STAGE_RAISES, solved)
+            submit(RECORD_RAISES, solved)
             for index, text in enumerate(_generated_hand_ins(course.released(), 4)):
                 submit(f"generated_{index}", text)
             for hostile in CONTAINED[:3] + [h for h in CONTAINED if h.student == "lone_surrogate"]:
@@ -303,6 +306,14 @@ def graded(
                 return real_stage(course_, hand_in)
 
             patch.setattr(grade_module, "stage", stage)
+            real_record = grade_module.record_hand_in
+
+            def record(course_: Any, hand_in: HandIn, staged: Any, executed: dict) -> Any:
+                if hand_in.student == RECORD_RAISES and executed:
+                    raise RecursionError("maximum recursion depth exceeded")
+                return real_record(course_, hand_in, staged, executed)
+
+            patch.setattr(grade_module, "record_hand_in", record)
             grader = ClassGrader(course.root, workers=2, limits=limits, progress=False)
             log: list[str] = []
             summaries = grader.grade([ASSIGNMENT], log=log.append)
@@ -319,18 +330,23 @@ def test_the_honest_students_are_graded_as_usual(graded: dict) -> None:
     for student in ("alice", "carol"):
         assert (root / "autograded" / student / ASSIGNMENT / NOTEBOOK).is_file()
         assert (root / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").is_file()
-    assert not [s for s in summaries.values() if s.error]
+    assert [s.student for s in summaries.values() if s.error] == [RECORD_RAISES]
 
 
 def test_every_hostile_hand_in_is_recorded_with_0(graded: dict) -> None:
     summaries = graded["summaries"]
     hostile = set(summaries) - {"alice", "carol"}
-    assert hostile >= {STAGE_RAISES, *(f"generated_{i}" for i in range(4))}
+    assert hostile >= {STAGE_RAISES, RECORD_RAISES, *(f"generated_{i}" for i in range(4))}
     for student in sorted(hostile):
         assert summaries[student].score == 0, summaries[student]
     raised = summaries[STAGE_RAISES].notebooks[ASSIGNMENT]
     assert raised.outcome == Outcome.UNREADABLE
     assert "unreadable: TypeError: unhashable type: 'list' (scored 0)" in raised.notes
+    # A full solution whose recording failed: recorded as 0 with why, the run went on.
+    failed = summaries[RECORD_RAISES]
+    assert failed.error == "recording failed: RecursionError: maximum recursion depth exceeded"
+    note = "unreadable: RecursionError: maximum recursion depth exceeded (scored 0)"
+    assert note in failed.notebooks[ASSIGNMENT].notes
 
 
 def test_folders_named_by_no_student_id_are_refused_and_touch_no_one(graded: dict) -> None:

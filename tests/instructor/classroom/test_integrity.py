@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import nbformat
 import pytest
 
@@ -97,3 +100,24 @@ def test_a_failing_imports_cell_is_read_from_the_outputs(
     ]
     assert imports_failure(nb) == "ModuleNotFoundError: No module named 'x'"
     assert imports_failure(dict(nb)) == "ModuleNotFoundError: No module named 'x'"
+
+
+def test_a_file_is_read_bounded_and_never_through_a_link(
+    tmp_path: Path, release: nbformat.NotebookNode
+) -> None:
+    from instructor.classroom.integrity import read_submission_file
+
+    path = tmp_path / "01_vector_sets.ipynb"
+    path.write_text(nbformat.writes(release))
+    assert read_submission_file(path).notebook is not None
+    size = path.stat().st_size
+    assert (
+        read_submission_file(path, limit=size - 1).problem
+        == f"larger than {(size - 1) / 2**20:g} MiB"
+    )
+    link = tmp_path / "link.ipynb"
+    link.symlink_to("/dev/zero")
+    assert read_submission_file(link).problem == "a symbolic link, not a file"
+    fifo = tmp_path / "fifo.ipynb"
+    os.mkfifo(fifo)
+    assert read_submission_file(fifo).problem == "not a regular file"
