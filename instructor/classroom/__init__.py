@@ -11,6 +11,9 @@ Modules, one job each:
 - :mod:`.cluster`: the check that a Dask scheduler's workers can grade (``--scheduler``);
 - :mod:`.late`: a per-hour late penalty, an nbgrader ``LateSubmissionPlugin``;
 - :mod:`.staging`: a hand-in read, checked and sanitised before anything runs;
+  :mod:`.containment`: the boundary per hand-in (any failure reading it is its own 0);
+- :mod:`.exchange_collect`: ``nbgrader collect`` of student ids of one shape only
+  (:mod:`instructor.student_ids`);
 - :mod:`.integrity`: what a submitted file changed in the released notebook;
 - :mod:`.execute`: one notebook in a sandboxed kernel, its test cells judged
   (:mod:`.kernel_session`: the kernel, the nbclient client and the judge of its test cells);
