@@ -225,8 +225,6 @@ class ClassGrader:
         for assignment in assignments:
             for line in self.course.register(assignment):
                 log(line)
-        for line in self.refused(assignments):
-            log(line)
         if self.students is not None:
             found = {s for a in assignments for s in self.present(a)}
             for student in self.students:
@@ -246,6 +244,8 @@ class ClassGrader:
             f"{len(todo)} submission(s) to grade, {skipped} already graded; "
             f"isolation: {isolation_note()}"
         )
+        for line in self.refused(assignments):
+            log(line)
         # Scores as they stand: nothing but this run's recordings may change them until the
         # run ends (a kernel reaching the gradebook, without bubblewrap, would).
         watch = GradebookWatch(self.course.gradebook, assignments)
