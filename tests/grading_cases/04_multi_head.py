@@ -143,6 +143,10 @@ CASES += [
         "~mask.unsqueeze(-3)": "~(mask.unsqueeze(1) if mask.dim() > 2 else mask)",
     }, hidden=True),
     # A mistake no visible test wrote a message for (issue 30): checked_call names it.
+    Mutation("MultiHeadSelfAttention", "softmax in float32 'for stability' (a new wrong dtype)", {
+        "weights = torch.softmax(scores, dim=-1)":
+            "weights = torch.softmax(scores, dim=-1, dtype=torch.float32)",
+    }, message="Likely cause: a dtype mismatch: a tensor made without the input's dtype"),
     Mutation("MultiHeadSelfAttention", "merged heads viewed as (n, -1) (a new wrong shape)", {
         "out = self.W_o(merge_heads(weights @ V))":
             "out = self.W_o(merge_heads(weights @ V).view(X.shape[-2], -1))",
