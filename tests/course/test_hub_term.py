@@ -1,0 +1,565 @@
+"""A term on the course's JupyterHub, in a real browser, with real users (issue 29).
+
+The hub is the one ``make hub`` starts (``python -m instructor.hub``: JupyterHub 6.1,
+configurable-http-proxy from ``hub/package-lock.json``, nbgrader's exchange, system users
+made with ``useradd``), on free loopback ports; Debian's Chromium drives it through
+Playwright. What runs, in order:
+
+1. the instructor releases 01 and 10 (``nbgrader release_assignment``, as the instructor's
+   system user);
+2. three students log in on the hub's page. Each opens the Assignments tab (nbgrader's
+   JupyterLab extension), presses Fetch, opens the notebook from the list and types the
+   answers into the cells: ann all of 01 right; ben one_hot wrong (built by columns, a
+   mistake its diagnostic names) and submits, then the other functions and submits again;
+   cat all of 10 with a written answer, after the due date the instructor then sets. ann
+   and ben press Validate and read nbgrader's verdict;
+3. ann tries to hand in a submission in ben's name (a folder in the exchange's inbound);
+   the instructor collects (``nbgrader collect --update``): ben's own newest submission is
+   collected, not ann's forgery, and the log says why;
+4. the instructor grades with the class grader (``python -m instructor.classroom grade``,
+   as ``make grade`` runs it, as the instructor's user); ``nbgrader autograde`` of a copy of
+   the course gives the same score to every submission;
+5. the instructor opens formgrader in JupyterLab (its panel must show formgrader: the
+   instructor's server sends ``frame-ancestors 'self'``, students' servers JupyterHub's
+   ``'none'``) and grades cat's written answer there, with a comment; the class grader runs
+   again and writes it into the reports and the feedback;
+6. ``nbgrader release_feedback``; each student presses Fetch Feedback and opens their
+   feedback: their score, the diagnostic (ben), the instructor's comment (cat); no hidden
+   test and no other student's name;
+7. ``reports/totals.csv`` and the LMS exports carry the hand-given points and cat's late
+   penalty (10 % per started hour, from the exchange's own timestamp);
+8. what a student may not do, tried as the student's system user: list the exchange's
+   inbound or feedback folders, read another's home or the instructor's gradebook, open
+   formgrader (theirs is off, the instructor's server is not theirs); and bad hand-ins:
+   a renamed notebook and a submission over the course's size limit are refused with
+   nbgrader's message, an extra file goes along, and nothing of the student's is lost.
+
+Skips, saying why, where it cannot run: not root (it makes system users), no Chromium, no
+Node.js or no ``hub/node_modules`` (``make test`` runs ``npm ci`` there).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import sqlite3
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import quote
+
+import nbformat
+import pytest
+
+from instructor import anatomy
+from instructor.grading_cases import load_cases
+from support.hub import (
+    CHROMIUM,
+    TIMEOUT_MS,
+    Hub,
+    course_hub,
+    hub_skip_reason,
+    lab_settings,
+)
+from support.studentview import ARTIFACTS, CHROMIUM_ARGS
+
+ROSTER = """course = "self-attention"
+instructors = ["hubteach"]
+students = ["hubann", "hubben", "hubcat"]
+"""
+INSTRUCTOR, ANN, BEN, CAT = "hubteach", "hubann", "hubben", "hubcat"
+ONE, TEN = "01_vector_sets", "10_transformer_block"
+WRITTEN = "written_pre_norm"
+CAT_ANSWER = (
+    "Pre-norm keeps the residual path an identity: the sum x + sublayer(norm(x)) "
+    "lets gradients reach early layers unchanged."
+)
+COMMENT = "Right about the identity path; say why post-norm needs warm-up."
+MANUAL_POINTS = 1.5
+PER_HOUR = 10  # the late penalty, % of the notebook's score per started hour
+
+pytestmark = pytest.mark.xdist_group("hub")
+
+
+def wrong_one_hot() -> tuple[str, str]:
+    """ben's one_hot: built by columns, and the message its diagnostic gives."""
+    case = next(c for c in load_cases(ONE) if c.message and "transposed" in c.message)
+    return case.source, case.message
+
+
+# -- the browser side --------------------------------------------------------------------
+
+
+def open_assignments(page) -> None:
+    page.locator(".lm-MenuBar-item", has_text="Nbgrader").click()
+    page.locator(".lm-Menu-item", has_text="Assignment List").click()
+    page.wait_for_selector("#released_assignments_list")
+
+
+def show_assignments_tab(page) -> None:
+    page.locator(".lm-TabBar-tab", has_text="Assignments").first.click()
+
+
+def fetch(page, assignment: str) -> None:
+    row = page.locator("#released_assignments_list .list_item", has_text=assignment)
+    row.locator("button", has_text="Fetch").click()
+    page.locator("#fetched_assignments_list .list_item", has_text=assignment).first.wait_for()
+
+
+def open_from_list(page, assignment: str) -> None:
+    """Open the fetched notebook from the Assignments tab, as a student would."""
+    row = page.locator("#fetched_assignments_list > .list_item", has_text=assignment)
+    row.locator(".assignment-notebooks-link").click()
+    row.locator(".nested_list_item a", has_text=assignment).click()
+    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell")
+
+
+def cell_positions(assignment: str) -> dict[str, int]:
+    """grade_id -> position of every solution cell in the student notebook."""
+    released = anatomy.read_released(assignment)
+    return {
+        anatomy.grade_id(cell): i
+        for i, cell in enumerate(released.cells)
+        if anatomy.is_solution_cell(cell)
+    }
+
+
+def type_answers(page, assignment: str, answers: dict[str, str]) -> None:
+    """Replace each named solution cell's text with the answer, by keyboard, and save."""
+    positions = cell_positions(assignment)
+    page.locator(".lm-TabBar-tab", has_text=f"{assignment}.ipynb").first.click()
+    for grade_id, text in answers.items():
+        cell = page.locator(
+            f".jp-NotebookPanel .jp-Cell[data-windowed-list-index='{positions[grade_id]}']"
+        )
+        cell.scroll_into_view_if_needed()
+        if "jp-MarkdownCell" in (cell.get_attribute("class") or ""):
+            cell.dblclick()  # a rendered markdown cell opens its editor on a double click
+        editor = cell.locator(".cm-content")
+        editor.click()
+        page.keyboard.press("Control+a")
+        page.keyboard.insert_text(text)
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+s")
+    page.wait_for_function(
+        "() => !document.querySelector('.lm-TabBar-tab.jp-mod-current.jp-mod-dirty')"
+    )
+
+
+def validate(page, assignment: str) -> str:
+    """Press the notebook's Validate button; nbgrader's verdict, as its dialog shows it."""
+    page.locator(".lm-TabBar-tab", has_text=f"{assignment}.ipynb").first.click()
+    page.locator(".jp-NotebookPanel-toolbar .validate-button").click()
+    dialog = page.locator(".jp-Dialog")
+    dialog.wait_for()
+    text = dialog.inner_text()
+    dialog.locator(".jp-Dialog-button").last.click()
+    dialog.wait_for(state="detached")
+    return text
+
+
+def submit(page, assignment: str) -> None:
+    """Press Submit in the Assignments tab and wait for the new entry in its list."""
+    show_assignments_tab(page)
+    # The list holds one entry per assignment, with a line per submission time under it.
+    times = """a => [...document.querySelectorAll('#submitted_assignments_list .list_item')]
+        .filter(e => e.textContent.includes(a))
+        .map(e => (e.textContent.match(/\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d/g) || []).length)
+        .reduce((x, y) => x + y, 0)"""
+    before = page.evaluate(times, assignment)
+    row = page.locator("#fetched_assignments_list > .list_item", has_text=assignment)
+    row.locator("button", has_text="Submit").click()
+    page.wait_for_function(f"a => ({times})(a) > {before}", arg=assignment)
+
+
+def fetch_feedback(page, hub: Hub, user: str, assignment: str) -> str:
+    """Press Fetch Feedback, then open the fetched feedback page; its text."""
+    show_assignments_tab(page)
+    page.locator("#refresh_assignments_list").click()
+    row = page.locator("#submitted_assignments_list .list_item", has_text=assignment).last
+    button = row.locator("button", has_text="Fetch Feedback")
+    button.wait_for()
+    button.click()
+    folder = hub.settings.home(user) / hub.roster.course / assignment / "feedback"
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while not list(folder.glob(f"*/{assignment}.html")):
+        assert time.monotonic() < deadline, f"no feedback fetched into {folder}"
+        time.sleep(0.5)
+    html = sorted(folder.glob(f"*/{assignment}.html"))[-1]
+    relative = html.relative_to(hub.settings.home(user))
+    view = page.context.new_page()
+    view.goto(f"{hub.url}/user/{user}/files/{quote(str(relative))}")
+    text = view.locator("body").inner_text()
+    view.close()
+    return text
+
+
+def server_post(page, hub: Hub, user: str, path: str, data: dict[str, str]) -> dict:
+    """POST to ``user``'s own server as the page's JavaScript does (its XSRF cookie)."""
+    cookies = {c["name"]: c["value"] for c in page.context.cookies(f"{hub.url}/user/{user}/")}
+    response = page.request.post(
+        f"{hub.url}/user/{user}/{path}",
+        form=data,
+        headers={"X-XSRFToken": cookies.get("_xsrf", "")},
+    )
+    assert response.ok, f"{path}: {response.status} {response.text()[:500]}"
+    return response.json()
+
+
+# -- the instructor's side -----------------------------------------------------------------
+
+
+def set_due_date(hub: Hub, assignment: str, due: datetime) -> None:
+    """The instructor's course config gets a due date and a per-hour late penalty."""
+    config = hub.course / "nbgrader_config.py"
+    text = config.read_text() + (
+        f"\nc.Deadlines.due_dates = {{{assignment!r}: {due.strftime('%Y-%m-%d %H:%M:%S')!r}}}\n"
+        'c.AssignLatePenalties.plugin_class = "instructor.classroom.late.PerHourPenalty"\n'
+        f"c.PerHourPenalty.percent_per_hour = {PER_HOUR}\n"
+    )
+    hub.write_as(INSTRUCTOR, config, text)
+
+
+def class_grade(hub: Hub) -> str:
+    """``make grade``'s command, as the instructor, on the hub's course folder."""
+    result = hub.run_as(
+        INSTRUCTOR,
+        "python", "-m", "instructor.classroom", "grade", ONE, TEN,
+        "--root", str(hub.course), "--workers", "1",
+        cwd=hub.course,
+    )  # fmt: skip
+    return result.stdout + result.stderr
+
+
+def scores(db: Path) -> dict[tuple[str, str], float]:
+    """(student, notebook) -> the notebook's score (autograded + manual - late penalty)."""
+    from nbgrader.api import Gradebook
+
+    found = {}
+    with Gradebook(f"sqlite:///{db}") as gradebook:
+        for assignment in (ONE, TEN):
+            for submission in gradebook.assignment_submissions(assignment):
+                for notebook in submission.notebooks:
+                    found[(submission.student_id, notebook.name)] = round(
+                        notebook.score - (notebook.late_submission_penalty or 0), 6
+                    )
+    return found
+
+
+def autograde_copy(hub: Hub) -> dict[tuple[str, str], float]:
+    """``nbgrader autograde`` of the same submissions in a copy of the course folder."""
+    copy = hub.settings.home(INSTRUCTOR) / "autograde-check"
+    shutil.copytree(hub.course / "submitted", copy / "submitted")
+    # The assignments as the class grader registered them (cells, points, due date);
+    # autograde scores every submission again.
+    shutil.copy2(hub.course / "gradebook.db", copy / "gradebook.db")
+    config = (hub.course / "nbgrader_config.py").read_text()
+    config = config.replace(repr(str(hub.course)), repr(str(copy)))
+    hub.write_as(INSTRUCTOR, copy / "nbgrader_config.py", config)
+    shutil.chown(copy, INSTRUCTOR, INSTRUCTOR)
+    for path in copy.rglob("*"):
+        shutil.chown(path, INSTRUCTOR, INSTRUCTOR)
+    for assignment in (ONE, TEN):
+        hub.run_as(INSTRUCTOR, "nbgrader", "autograde", assignment, cwd=copy)
+    return scores(copy / "gradebook.db")
+
+
+def grade_in_formgrader(browser, hub: Hub) -> None:
+    """The instructor opens formgrader in JupyterLab and grades cat's written answer."""
+    page = hub.login(browser, INSTRUCTOR)
+    page.locator(".lm-MenuBar-item", has_text="Nbgrader").click()
+    exact = page.get_by_text("Formgrader", exact=True)  # not "Formgrader (local)"
+    page.locator(".lm-Menu-item", has=exact).first.click()
+    frame = page.frame_locator("#formgrader-iframe iframe")
+    # Blocked by frame-ancestors, the frame holds Chromium's error page, not formgrader.
+    frame.locator("text=Manage Assignments").first.wait_for()
+    page.screenshot(path=str(ARTIFACTS / "hub_formgrader.png"))
+    with sqlite3.connect(hub.course / "gradebook.db") as db:
+        (submission_id,) = db.execute(
+            "SELECT sn.id FROM submitted_notebook sn JOIN notebook n ON sn.notebook_id = n.id "
+            "JOIN submitted_assignment sa ON sn.assignment_id = sa.id "
+            "WHERE n.name = ? AND sa.student_id = ?",
+            (TEN, CAT),
+        ).fetchone()
+    # Formgrader's page of cat's notebook, in the same panel (what Manual Grading links to).
+    page.eval_on_selector(
+        "#formgrader-iframe iframe",
+        "(frame, url) => { frame.src = url; }",
+        f"{hub.url}/user/{INSTRUCTOR}/formgrader/submissions/{submission_id}/",
+    )
+
+    def put(kind: str):
+        return lambda r: f"/formgrader/api/{kind}/" in r.url and r.request.method == "PUT"
+
+    score = frame.locator(f"input.score#{WRITTEN}")
+    score.wait_for()
+    with page.expect_response(put("grade")) as saved:
+        score.fill(str(MANUAL_POINTS))
+        score.press("Tab")
+    assert saved.value.ok
+    comment = frame.locator(f"textarea#{WRITTEN}-comment")
+    with page.expect_response(put("comment")) as saved:
+        comment.fill(COMMENT)
+        comment.press("Tab")
+    assert saved.value.ok
+    page.screenshot(path=str(ARTIFACTS / "hub_formgrader_graded.png"))
+    page.context.close()
+
+
+# -- the test --------------------------------------------------------------------------------
+
+
+def test_a_term_on_the_course_hub(tmp_path) -> None:
+    reason = hub_skip_reason()
+    if reason:
+        pytest.skip(f"hub test skipped: {reason}")
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    steps: list[tuple[str, float]] = []
+    start = time.monotonic()
+
+    def step(name: str) -> None:
+        steps.append((name, round(time.monotonic() - start, 1)))
+        print(f"[{steps[-1][1]:6.1f} s] {name}", flush=True)
+
+    with course_hub(tmp_path, ROSTER) as hub, sync_playwright() as playwright:
+        step("hub up")
+        try:
+            run_term(hub, playwright, step)
+        except Exception:
+            print(hub.log.read_text(errors="replace")[-6000:])
+            raise
+    step("hub stopped by SIGINT, no process left")
+
+
+def run_term(hub: Hub, playwright, step) -> None:
+    for student in hub.roster.students:
+        lab_settings(hub, student)
+    for assignment in (ONE, TEN):
+        hub.nbgrader("release_assignment", assignment)
+    step("released 01 and 10")
+
+    browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    pages = {}
+    try:
+        solutions = {a: anatomy.solution_sources(anatomy.read_solution(a)) for a in (ONE, TEN)}
+        for user, assignment in ((ANN, ONE), (BEN, ONE), (CAT, TEN)):
+            page = hub.login(browser, user)
+            pages[user] = page
+            # A student's server sends JupyterHub's own frame-ancestors 'none'.
+            head = page.request.get(f"{hub.url}/user/{user}/lab")
+            assert "frame-ancestors 'none'" in head.headers["content-security-policy"]
+            open_assignments(page)
+            fetch(page, assignment)
+            open_from_list(page, assignment)
+        step("three students logged in, fetched and opened their notebooks")
+
+        one_hot, diagnostic = wrong_one_hot()
+        type_answers(pages[ANN], ONE, solutions[ONE])
+        verdict = validate(pages[ANN], ONE)
+        assert "Success! Your notebook passes all the tests." in verdict, verdict
+        submit(pages[ANN], ONE)
+        step("ann: answers typed, validated, submitted")
+
+        type_answers(pages[BEN], ONE, {"one_hot": one_hot})
+        submit(pages[BEN], ONE)
+        rest = {k: v for k, v in solutions[ONE].items() if k != "one_hot"}
+        type_answers(pages[BEN], ONE, rest)
+        verdict = validate(pages[BEN], ONE)
+        # The phrase is also in the test cell's source (known_mistakes=...), which the
+        # dialog shows: the error's own line is what counts.
+        assert any(
+            diagnostic in line and "known_mistakes" not in line for line in verdict.splitlines()
+        ), verdict
+        submit(pages[BEN], ONE)
+        step("ben: submitted, answered the rest, validated (diagnostic shown), submitted again")
+
+        due = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
+        set_due_date(hub, TEN, due)
+        time.sleep(1.1)  # the due date has whole seconds: cat's hand-in comes after it
+        answers = {k: v for k, v in solutions[TEN].items() if k != WRITTEN}
+        type_answers(pages[CAT], TEN, {**answers, WRITTEN: CAT_ANSWER})
+        submit(pages[CAT], TEN)
+        step("cat: answers and a written answer typed, submitted after the due date")
+
+        # ann hands in a submission in ben's name: a folder in the inbound named for ben.
+        inbound = hub.settings.exchange / hub.roster.course / "inbound"
+        ann_cache = hub.settings.home(ANN) / ".local/share/jupyter/nbgrader_cache"
+        (ann_own,) = (ann_cache / hub.roster.course).glob(f"{ANN}+{ONE}+*")
+        stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+        forged = inbound / f"{BEN}+{ONE}+{stamp}+forged"
+        hub.run_as(ANN, "cp", "-r", str(ann_own), str(forged))
+        assert forged.exists()
+
+        collected = hub.nbgrader("collect", "--update", ONE)
+        hub.nbgrader("collect", "--update", TEN)
+        assert f"claims to be submitted by {BEN} but is owned by {ANN}" in collected.stderr
+        ben_collected = nbformat.read(
+            hub.course / "submitted" / BEN / ONE / f"{ONE}.ipynb", as_version=4
+        )
+        positions = cell_positions(ONE)
+        inbound_one_hots = {
+            f"{path.name} ({path.owner()})": nbformat.read(path / f"{ONE}.ipynb", as_version=4)
+            .cells[positions["one_hot"]]
+            .source
+            for path in sorted(inbound.glob(f"*+{ONE}+*"))
+        }
+        assert ben_collected.cells[positions["one_hot"]].source == one_hot, (
+            "ben's collected one_hot is not his own last answer: the forgery was collected\n"
+            f"{collected.stderr}\n{json.dumps(inbound_one_hots, indent=1)}"
+        )
+        assert ben_collected.cells[positions["frame_signal"]].source == rest["frame_signal"]
+        step("collected: ben's own newest submission, ann's forgery refused")
+
+        log = class_grade(hub)
+        step("class grader ran")
+        graded = scores(hub.course / "gradebook.db")
+        expected = autograde_copy(hub)
+        step("nbgrader autograde of a copy ran")
+        assert graded == expected, f"class grader {graded} != nbgrader autograde {expected}"
+        assert graded[(ANN, ONE)] == 12 and graded[(BEN, ONE)] < 12, (graded, log)
+
+        grade_in_formgrader(browser, hub)
+        step("written answer graded in formgrader, in JupyterLab")
+        log = class_grade(hub)
+        step("class grader ran again: the hand-given points in reports and feedback")
+
+        for assignment in (ONE, TEN):
+            hub.nbgrader("release_feedback", assignment)
+        step("feedback released")
+
+        check_reports(hub)
+        check_feedback(hub, pages, diagnostic)
+        step("each student fetched and read their own feedback")
+
+        check_what_students_may_not_do(hub, pages)
+        step("permissions and bad hand-ins")
+    finally:
+        for name, page in pages.items():
+            if not page.is_closed():
+                page.screenshot(path=str(ARTIFACTS / f"hub_{name}.png"))
+        browser.close()
+
+
+def check_reports(hub: Hub) -> None:
+    """totals.csv and the LMS exports: cat's hand-given points and late penalty."""
+    reports = hub.course / "reports"
+    with (reports / "totals.csv").open() as handle:
+        totals = {(r["student"], r["assignment"]): r for r in csv.DictReader(handle)}
+    cat = totals[(CAT, TEN)]
+    with sqlite3.connect(hub.course / "gradebook.db") as db:
+        (auto,) = db.execute(
+            "SELECT SUM(g.auto_score) FROM grade g JOIN submitted_notebook sn ON g.notebook_id"
+            " = sn.id JOIN submitted_assignment sa ON sn.assignment_id = sa.id WHERE "
+            "sa.student_id = ? AND g.auto_score IS NOT NULL",
+            (CAT,),
+        ).fetchone()
+        (recorded_penalty,) = db.execute(
+            "SELECT sn.late_submission_penalty FROM submitted_notebook sn JOIN "
+            "submitted_assignment sa ON sn.assignment_id = sa.id WHERE sa.student_id = ?",
+            (CAT,),
+        ).fetchone()
+    score, penalty = float(cat["score"]), float(cat["late_penalty"])
+    assert score == pytest.approx(auto + MANUAL_POINTS), (cat, auto)
+    # Late by under an hour: one started hour, 10 % of the notebook's score as nbgrader
+    # recorded it when it autograded the notebook.
+    assert recorded_penalty and penalty == pytest.approx(recorded_penalty), (cat, recorded_penalty)
+    assert penalty == pytest.approx(auto * PER_HOUR / 100) or penalty == pytest.approx(
+        score * PER_HOUR / 100
+    ), (cat, auto)
+    print(f"cat: score {score} (auto {auto} + manual {MANUAL_POINTS}), late penalty {penalty}")
+    assert float(cat["final"]) == pytest.approx(score - penalty), cat
+    assert cat["awaiting_manual"] in ("0", "False", ""), cat
+    final = float(cat["final"])
+    with (reports / "moodle.csv").open() as handle:
+        moodle = {r["Username"]: r for r in csv.DictReader(handle)}
+    assert float(moodle[CAT][TEN]) == pytest.approx(final), moodle[CAT]
+    with (reports / "canvas.csv").open() as handle:
+        canvas = {r["SIS Login ID"]: r for r in csv.DictReader(handle)}
+    assert float(canvas[CAT][TEN]) == pytest.approx(final), canvas[CAT]
+
+
+def check_feedback(hub: Hub, pages: dict, diagnostic: str) -> None:
+    """Each student's own feedback: their score and messages, nothing hidden or foreign."""
+    hidden_markers = ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+    others = set(hub.roster.students)
+    for user, assignment in ((ANN, ONE), (BEN, ONE), (CAT, TEN)):
+        text = fetch_feedback(pages[user], hub, user, assignment)
+        assert assignment in text
+        for marker in hidden_markers:
+            assert marker not in text, f"{user}'s feedback shows {marker}"
+        for other in others - {user}:
+            assert other not in text, f"{user}'s feedback names {other}"
+        if user == ANN:
+            assert f"{ONE} (Score: 12.0 / 12.0)" in text, text[:2000]
+        if user == BEN:
+            assert any(
+                diagnostic in line and "known_mistakes" not in line for line in text.splitlines()
+            ), f"ben's feedback lacks the diagnostic: {text[:3000]}"
+        if user == CAT:
+            assert COMMENT in text, "cat's feedback lacks the instructor's comment"
+            assert f"Score: {MANUAL_POINTS} / 2.0" in text, text[:2000]
+            assert CAT_ANSWER[:40] in text
+
+
+def check_what_students_may_not_do(hub: Hub, pages: dict) -> None:
+    exchange = hub.settings.exchange / hub.roster.course
+    for command in (
+        ["ls", str(exchange / "inbound")],
+        ["ls", str(exchange / "feedback")],
+        ["ls", str(hub.settings.home(ANN))],
+        ["cat", str(hub.settings.home(ANN) / hub.roster.course / ONE / f"{ONE}.ipynb")],
+        ["cat", str(hub.course / "gradebook.db")],
+        ["ls", str(hub.course / "submitted")],
+    ):
+        denied = hub.run_as(BEN, *command, check=False)
+        assert denied.returncode != 0 and "Permission denied" in denied.stderr, (command, denied)
+    page = pages[BEN]
+    own = page.request.get(f"{hub.url}/user/{BEN}/formgrader", max_redirects=0)
+    assert own.status == 404, f"a student's own formgrader answered {own.status}"
+    theirs = page.request.get(f"{hub.url}/user/{INSTRUCTOR}/formgrader")
+    assert theirs.status >= 400 and "Manage Assignments" not in theirs.text(), (
+        f"the instructor's server let a student in: {theirs.status}"
+    )
+
+    # Bad hand-ins, through the endpoint the Submit button calls.
+    folder = hub.settings.home(ANN) / hub.roster.course / ONE
+    submitted_before = sorted(
+        (hub.settings.home(ANN) / ".local/share/jupyter/nbgrader_cache").rglob("*+*")
+    )
+    notebook = folder / f"{ONE}.ipynb"
+    renamed = folder / "my_answers.ipynb"
+    hub.run_as(ANN, "mv", str(notebook), str(renamed))
+    reply = server_post(page_of(pages, ANN), hub, ANN, "assignments/submit",
+                        {"course_id": hub.roster.course, "assignment_id": ONE})  # fmt: skip
+    assert reply.get("success") is False, reply
+    assert "missing notebooks" in reply.get("value", ""), reply
+    assert renamed.exists()
+    hub.run_as(ANN, "mv", str(renamed), str(notebook))
+
+    big = folder / "data.bin"
+    hub.run_as(ANN, "truncate", "-s", f"{hub.settings.submission_limit_kb + 100}K", str(big))
+    reply = server_post(page_of(pages, ANN), hub, ANN, "assignments/submit",
+                        {"course_id": hub.roster.course, "assignment_id": ONE})  # fmt: skip
+    assert reply.get("success") is False, reply
+    assert "Directory size is too big" in reply.get("value", ""), reply
+    assert notebook.exists() and big.exists()
+    hub.run_as(ANN, "rm", str(big))
+    after = sorted((hub.settings.home(ANN) / ".local/share/jupyter/nbgrader_cache").rglob("*+*"))
+    assert after == submitted_before, "a refused hand-in changed the student's submissions"
+
+    (folder / "notes.txt").write_text("my notes\n")
+    shutil.chown(folder / "notes.txt", ANN, ANN)
+    reply = server_post(page_of(pages, ANN), hub, ANN, "assignments/submit",
+                        {"course_id": hub.roster.course, "assignment_id": ONE})  # fmt: skip
+    assert isinstance(reply, list) or reply.get("success", True), reply
+    newest = sorted((hub.settings.home(ANN) / ".local/share/jupyter/nbgrader_cache").rglob(
+        f"{ANN}+{ONE}+*"))[-1]  # fmt: skip
+    assert (newest / "notes.txt").exists() and (newest / f"{ONE}.ipynb").exists()
+    print(json.dumps({"refused": ["renamed notebook", "over the size limit"]}))
+
+
+def page_of(pages: dict, user: str):
+    return pages[user]
