@@ -8,6 +8,13 @@ numpy notebook (02) and the torch notebooks share them.
 None of them contains solution code: where a test wants to name a known mistake it
 computes that mistake itself (usually with a library call) and passes it in
 ``known_mistakes``.
+
+The checks that watch a call while it runs (:func:`check_largest_tensor`,
+:func:`check_no_loop_over_positions`, :func:`check_without_loop_over_positions`, and
+:func:`check_unchanged` for a change made where the call ran) take their measurements
+through one declared hook, :class:`Measurements`: in this process by default
+(:data:`IN_PROCESS`); a grader that runs the graded function elsewhere installs its own with
+:func:`measured_by`.
 """
 
 from __future__ import annotations
@@ -17,7 +24,10 @@ import re
 import signal
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -28,6 +38,9 @@ ArrayLike = torch.Tensor | np.ndarray
 
 __all__ = [
     "GraderStop",
+    "IN_PROCESS",
+    "Measurements",
+    "OverTimeLimit",
     "checked_call",
     "check_choice",
     "check_close",
@@ -42,6 +55,8 @@ __all__ = [
     "check_type",
     "check_unchanged",
     "check_without_n_by_n",
+    "measured_by",
+    "modified_in_place",
 ]
 
 
@@ -419,8 +434,9 @@ def check_no_known_mistake(
             raise AssertionError(f"{name} is not right: it looks like {description}.")
 
 
-def _modified_in_place(name: str) -> AssertionError:
-    """The failure of an input modified in place (the class grader raises it too)."""
+def modified_in_place(name: str) -> AssertionError:
+    """The failure of an input modified in place (the class grader raises it too, for an
+    input its test cell did not check)."""
     return AssertionError(
         f"The input {name} was modified in place. Graded functions must not change their "
         "inputs: work on new tensors (avoid `+=`, `[...] =`, `.add_()` on inputs)."
@@ -428,9 +444,14 @@ def _modified_in_place(name: str) -> AssertionError:
 
 
 def check_unchanged(before: ArrayLike, after: ArrayLike, name: str) -> None:
-    """Fail if an input was modified in place (``before`` is a copy taken before the call)."""
-    if _shape(before) != _shape(after) or not np.array_equal(_as_numpy(before), _as_numpy(after)):
-        raise _modified_in_place(name)
+    """Fail if an input was modified in place (``before`` is a copy taken before the call),
+    here or where the call ran (:attr:`Measurements.changed_elsewhere`)."""
+    if (
+        _MEASUREMENTS.get().changed_elsewhere(after)
+        or _shape(before) != _shape(after)
+        or not np.array_equal(_as_numpy(before), _as_numpy(after))
+    ):
+        raise modified_in_place(name)
 
 
 def check_raises(
@@ -494,6 +515,148 @@ class _LargestTensor(torch.overrides.TorchFunctionMode):
                     self.numel, self.shape = numel, tuple(output.shape)
                     self.call = getattr(func, "__name__", str(func))
         return result
+
+
+class _TorchCalls(torch.overrides.TorchFunctionMode):
+    """Count the torch functions and tensor methods called (nested calls inside torch
+    itself are not seen: the mode is off while one of its calls runs)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.count += 1
+        return func(*args, **(kwargs or {}))
+
+
+def _largest_tensor_in_process(
+    function: Callable[..., Any], args: Sequence[Any]
+) -> tuple[Any, int, tuple[int, ...], str]:
+    """``function(*args)``, and the largest tensor torch made meanwhile, watched in this
+    process: its number of elements, its shape and the call that made it."""
+    watcher = _LargestTensor()
+    with watcher:
+        result = function(*args)
+    return result, watcher.numel, watcher.shape, watcher.call
+
+
+def _torch_calls_in_process(function: Callable[..., Any], args: Sequence[Any]) -> int:
+    """The number of torch calls made by ``function(*args)``, counted in this process."""
+    counter = _TorchCalls()
+    with counter:
+        function(*args)
+    return counter.count
+
+
+class OverTimeLimit(Exception):
+    """A call ran past the time limit of :func:`check_without_loop_over_positions` (what
+    :attr:`Measurements.call_within` raises then)."""
+
+
+def _call_within_in_process(
+    function: Callable[..., Any], args: Sequence[Any], seconds: float
+) -> Any:
+    """``function(*args)``, or raise :class:`OverTimeLimit` once it has run ``seconds``."""
+    alarm = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    previous: Any = None
+    if alarm:
+
+        def stop(signum: int, frame: Any) -> None:
+            raise OverTimeLimit
+
+        # None where the handler was not set from Python: the default is put back then.
+        previous = signal.signal(signal.SIGALRM, stop) or signal.SIG_DFL
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    start = time.perf_counter()
+    try:
+        result = function(*args)
+    finally:
+        if alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+    # Without an alarm (Windows, a thread), or when the function swallowed it: the clock.
+    if time.perf_counter() - start > seconds:
+        raise OverTimeLimit
+    return result
+
+
+def _changed_nowhere_else(value: Any) -> bool:
+    """In the process that ran the call, an input it changed is changed right here."""
+    return False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Measurements:
+    """How the checks that watch a call take their measurements: the one hook through which
+    a grader measures a rule from outside the process that holds the graded function.
+
+    The defaults (:data:`IN_PROCESS`) measure here, where the function runs in a student's
+    kernel. A grader whose test cells call stand-ins for functions that run elsewhere (the
+    class grader's probes into a sandboxed kernel) installs its own with :func:`measured_by`,
+    the only supported way: nothing of this module is replaced. Each field receives the
+    callable the check was given and the positional arguments of the call.
+
+    Attributes:
+        largest_tensor: ``(function, args) -> (result, numel, shape, call)``: what
+            ``function(*args)`` returned, and the largest tensor torch made meanwhile (its
+            number of elements, its shape and the name of the call that made it), for
+            :func:`check_largest_tensor`.
+        torch_calls: ``(function, args) -> count``: the number of torch calls
+            ``function(*args)`` made, for :func:`check_no_loop_over_positions`.
+        call_within: ``(function, args, seconds) -> result``: ``function(*args)``, raising
+            :class:`OverTimeLimit` once it has run ``seconds``, for
+            :func:`check_without_loop_over_positions`.
+        changed_elsewhere: ``(value) -> bool``: whether a call changed ``value`` in place
+            where it ran, though this copy is unchanged, for :func:`check_unchanged`.
+    """
+
+    largest_tensor: Callable[
+        [Callable[..., Any], Sequence[Any]], tuple[Any, int, tuple[int, ...], str]
+    ] = _largest_tensor_in_process
+    torch_calls: Callable[[Callable[..., Any], Sequence[Any]], int] = _torch_calls_in_process
+    call_within: Callable[[Callable[..., Any], Sequence[Any], float], Any] = _call_within_in_process
+    changed_elsewhere: Callable[[Any], bool] = _changed_nowhere_else
+
+
+IN_PROCESS = Measurements()
+"""The measurements taken in this process, where the graded function runs: the default."""
+
+# A context variable, not a module global: the class grader runs test cells on threads of
+# one process, each with its own kernel, and a thread starts with the default.
+_MEASUREMENTS: ContextVar[Measurements] = ContextVar("measurements", default=IN_PROCESS)
+
+
+@contextmanager
+def measured_by(measurements: Measurements) -> Iterator[Measurements]:
+    """Take the checks' measurements with ``measurements`` inside the ``with`` block, in
+    this thread (and context) only; the ones before are put back on leaving it."""
+    token = _MEASUREMENTS.set(measurements)
+    try:
+        yield measurements
+    finally:
+        _MEASUREMENTS.reset(token)
+
+
+def _largest_tensor_while(
+    function: Callable[..., Any], args: Sequence[Any]
+) -> tuple[Any, int, tuple[int, ...], str]:
+    """``function(*args)``, and the largest tensor torch made meanwhile: its number of
+    elements, its shape and the call that made it (by :attr:`Measurements.largest_tensor`
+    of the measurements in use)."""
+    return _MEASUREMENTS.get().largest_tensor(function, args)
+
+
+def _torch_calls_while(function: Callable[..., Any], args: Sequence[Any]) -> int:
+    """The number of torch calls made by ``function(*args)`` (by
+    :attr:`Measurements.torch_calls` of the measurements in use)."""
+    return _MEASUREMENTS.get().torch_calls(function, args)
+
+
+def _call_within(function: Callable[..., Any], args: Sequence[Any], seconds: float) -> Any:
+    """``function(*args)``, or raise :class:`OverTimeLimit` once it has run ``seconds`` (by
+    :attr:`Measurements.call_within` of the measurements in use)."""
+    return _MEASUREMENTS.get().call_within(function, args, seconds)
 
 
 def check_largest_tensor(
@@ -571,40 +734,6 @@ def check_without_n_by_n(
     )
 
 
-def _largest_tensor_while(
-    function: Callable[..., Any], args: Sequence[Any]
-) -> tuple[Any, int, tuple[int, ...], str]:
-    """``function(*args)``, and the largest tensor torch made meanwhile: its number of
-    elements, its shape and the call that made it. (The class grader measures this inside
-    the student's kernel, where the function runs.)"""
-    watcher = _LargestTensor()
-    with watcher:
-        result = function(*args)
-    return result, watcher.numel, watcher.shape, watcher.call
-
-
-def _torch_calls_while(function: Callable[..., Any], args: Sequence[Any]) -> int:
-    """The number of torch calls made by ``function(*args)``. (Measured inside the
-    student's kernel by the class grader, like :func:`_largest_tensor_while`.)"""
-    counter = _TorchCalls()
-    with counter:
-        function(*args)
-    return counter.count
-
-
-class _TorchCalls(torch.overrides.TorchFunctionMode):
-    """Count the torch functions and tensor methods called (nested calls inside torch
-    itself are not seen: the mode is off while one of its calls runs)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.count = 0
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        self.count += 1
-        return func(*args, **(kwargs or {}))
-
-
 def check_no_loop_over_positions(
     function: Callable[..., Any],
     make_inputs: Callable[[int], Sequence[Any]],
@@ -656,37 +785,6 @@ def check_no_loop_over_positions(
     return counts
 
 
-class _OverTimeLimit(Exception):
-    """A call ran past the time limit of :func:`check_without_loop_over_positions`."""
-
-
-def _call_within(function: Callable[..., Any], args: Sequence[Any], seconds: float) -> Any:
-    """``function(*args)``, or raise :class:`_OverTimeLimit` once it has run ``seconds``.
-    (The class grader replaces this by a probe whose time limit the grader keeps, outside
-    the student's kernel.)"""
-    alarm = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
-    previous: Any = None
-    if alarm:
-
-        def stop(signum: int, frame: Any) -> None:
-            raise _OverTimeLimit
-
-        # None where the handler was not set from Python: the default is put back then.
-        previous = signal.signal(signal.SIGALRM, stop) or signal.SIG_DFL
-        signal.setitimer(signal.ITIMER_REAL, seconds)
-    start = time.perf_counter()
-    try:
-        result = function(*args)
-    finally:
-        if alarm:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
-    # Without an alarm (Windows, a thread), or when the function swallowed it: the clock.
-    if time.perf_counter() - start > seconds:
-        raise _OverTimeLimit
-    return result
-
-
 def check_without_loop_over_positions(
     function: Callable[..., Any],
     args: Sequence[Any],
@@ -717,7 +815,7 @@ def check_without_loop_over_positions(
     """
     try:
         return _call_within(function, args, seconds)
-    except _OverTimeLimit:
+    except OverTimeLimit:
         pass
     except (NotImplementedError, GraderStop):
         raise

@@ -115,9 +115,9 @@ def _call(target: Any, args: tuple, kwargs: dict, measure: Measure | None) -> tu
     from helpers import checks
 
     if measure == Measure.LARGEST_TENSOR:
-        result, numel, shape, call = checks._largest_tensor_while(target, args)
+        result, numel, shape, call = checks.IN_PROCESS.largest_tensor(target, args)
         return result, {"numel": numel, "shape": list(shape), "call": call}
-    return None, {"count": checks._torch_calls_while(target, args)}
+    return None, {"count": checks.IN_PROCESS.torch_calls(target, args)}
 
 
 def answer(folder: str) -> None:

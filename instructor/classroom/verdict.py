@@ -7,14 +7,17 @@ graded functions, concept answers) are looked up in the student's kernel through
 values come back as plain data. The test's own code, its expected answers, the
 ``helpers.checks`` comparisons and their messages run here, where no student code ever ran.
 
-Two checks of :mod:`helpers.checks` measure the student's function while it runs (the largest
-tensor it makes, the number of torch calls): those measurements can only be taken in the
-kernel, so they are asked for there and are a best-effort check (:data:`BEST_EFFORT`); the
-integrity report names them. A test cell that also decides the rule from outside
-(:data:`DECIDED_OUTSIDE`: ``check_without_n_by_n``, inputs too large for an ``(n, n)``
-tensor in the kernel's memory; ``check_without_loop_over_positions``, so many positions that
-a loop cannot end within a time limit the grader keeps) uses the measurement as a diagnostic
-only: a forged one cannot win that test, and the report does not name it.
+Two checks of :mod:`helpers.checks` measure the student's function while it runs (the
+largest tensor it makes, the number of torch calls): those measurements can only be taken in
+the kernel, so they are asked for there and are a best-effort check (:data:`BEST_EFFORT`);
+the integrity report names them. The cell's checks take them through the hook
+:mod:`helpers.checks` declares for this (:class:`helpers.checks.Measurements`, installed
+with ``measured_by`` for the cell's run): a stand-in's call is measured in its kernel. A
+test cell that also decides the rule from outside (:data:`DECIDED_OUTSIDE`:
+``check_without_n_by_n``, inputs too large for an ``(n, n)`` tensor in the kernel's memory;
+``check_without_loop_over_positions``, so many positions that a loop cannot end within a
+time limit the grader keeps) uses the measurement as a diagnostic only: a forged one cannot
+win that test, and the report does not name it.
 
 A graded function that changes its inputs in place changes the kernel's copies only
 (:class:`.probe.ChangedInput`): the test's expected answers come from the grader's own
@@ -104,50 +107,25 @@ def free_names(source: str) -> list[str]:
     return sorted({name for name in read if name not in bound and not hasattr(builtins, name)})
 
 
-_CURRENT: list[Channel] = []
-"""The channel of the test cell running in this process (at most one)."""
+def _measured_through(channel: Channel) -> checks.Measurements:
+    """How :mod:`helpers.checks` measures a call in a test cell run against ``channel``: a
+    stand-in's call in its kernel, where the student's function runs; any other callable
+    (the test's own) here, as in the student's kernel. Installed with
+    :func:`helpers.checks.measured_by` for the cell's run: nothing of the module is replaced."""
+    here = checks.IN_PROCESS
 
-
-def _install_unchanged_check() -> None:
-    """Make ``helpers.checks.check_unchanged`` fail for an input the kernel changed (the
-    grader's object itself never changes): the message the student's kernel gives."""
-    if getattr(checks.check_unchanged, "asks_the_channel", False):
-        return
-    local_check = checks.check_unchanged
-
-    def check_unchanged(before: Any, after: Any, name: str) -> None:
-        if _CURRENT and any(c.original is after for c in _CURRENT[0].changed):
-            raise checks._modified_in_place(name)
-        local_check(before, after, name)
-
-    check_unchanged.asks_the_channel = True  # type: ignore[attr-defined]
-    checks.check_unchanged = check_unchanged
-
-
-def _install_measurements() -> None:
-    """Make :mod:`helpers.checks`' measurements of a stand-in happen in its kernel (and keep
-    the worker's own torch to one thread, as the kernels are: with one thread per core,
-    several workers' idle threads spin against the kernels on a 2-core machine)."""
-    if torch.get_num_threads() != 1:
-        torch.set_num_threads(1)
-
-    if getattr(checks._largest_tensor_while, "probes_the_kernel", False):
-        return
-    local_largest, local_calls = checks._largest_tensor_while, checks._torch_calls_while
-    local_within = checks._call_within
-
-    def largest_tensor_while(function: Any, args: Any) -> tuple:
+    def largest_tensor(function: Any, args: Any) -> tuple[Any, int, tuple[int, ...], str]:
         if not isinstance(function, RemoteFunction):
-            return local_largest(function, args)
+            return here.largest_tensor(function, args)
         result, measured = function.measure(Measure.LARGEST_TENSOR, tuple(args))
         numel, shape, call = measured.get("numel"), measured.get("shape"), measured.get("call")
         if type(numel) is not int or not isinstance(shape, list) or not isinstance(call, str):
             raise ProbeError("the kernel's measurement of the largest tensor is malformed")
         return result, numel, tuple(shape), call[:200]
 
-    def torch_calls_while(function: Any, args: Any) -> int:
+    def torch_calls(function: Any, args: Any) -> int:
         if not isinstance(function, RemoteFunction):
-            return local_calls(function, args)
+            return here.torch_calls(function, args)
         _, measured = function.measure(Measure.TORCH_CALLS, tuple(args))
         count = measured.get("count")
         if type(count) is not int:
@@ -156,16 +134,22 @@ def _install_measurements() -> None:
 
     def call_within(function: Any, args: Any, seconds: float) -> Any:
         if not isinstance(function, RemoteFunction):
-            return local_within(function, args, seconds)
+            return here.call_within(function, args, seconds)
         try:
             return function.call_within(tuple(args), seconds)
         except ProbeTimeout:
-            raise checks._OverTimeLimit from None
+            raise checks.OverTimeLimit from None
 
-    largest_tensor_while.probes_the_kernel = True  # type: ignore[attr-defined]
-    checks._largest_tensor_while = largest_tensor_while
-    checks._torch_calls_while = torch_calls_while
-    checks._call_within = call_within
+    def changed_elsewhere(value: Any) -> bool:
+        # The grader's object never changes: the kernel changed its copy (ChangedInput).
+        return any(change.original is value for change in channel.changed)
+
+    return checks.Measurements(
+        largest_tensor=largest_tensor,
+        torch_calls=torch_calls,
+        call_within=call_within,
+        changed_elsewhere=changed_elsewhere,
+    )
 
 
 def sendable_classes(source: str) -> dict[str, str]:
@@ -199,8 +183,10 @@ def run_test(source: str, test_id: str, channel: Channel, probe_seconds: float) 
         channel: the probes to the student's kernel.
         probe_seconds: the time limit of each probe (the cell's time limit).
     """
-    _install_measurements()
-    _install_unchanged_check()
+    # The worker's own torch keeps to one thread, as the kernels do: with one thread per
+    # core, several workers' idle threads spin against the kernels on a 2-core machine.
+    if torch.get_num_threads() != 1:
+        torch.set_num_threads(1)
     classes = sendable_classes(source)
     channel.sources = lambda cls: (
         classes.get(cls.__name__) if cls.__module__ == "__grader_test__" else None
@@ -219,7 +205,6 @@ def run_test(source: str, test_id: str, channel: Channel, probe_seconds: float) 
     np.random.seed(0)
     first_probe, first_measure = channel.calls, len(channel.measured)
     channel.changed.clear()
-    _CURRENT[:] = [channel]
     error: NotebookNode | None = None
     verdict = TestVerdict([], passed=False)
     try:
@@ -228,9 +213,10 @@ def run_test(source: str, test_id: str, channel: Channel, probe_seconds: float) 
                 namespace[name] = channel.lookup(name)
             except NameError:
                 pass  # the test raises NameError where it reads the name, as in the notebook
-        exec(compile(source, f"<{test_id}>", "exec"), namespace)  # noqa: S102 - gradebook code
+        with checks.measured_by(_measured_through(channel)):
+            exec(compile(source, f"<{test_id}>", "exec"), namespace)  # noqa: S102 - gradebook
         if channel.changed:
-            raise checks._modified_in_place(channel.changed[0].describe())
+            raise checks.modified_in_place(channel.changed[0].describe())
     except ProbeTimeout as stopped:
         verdict.stopped = "time limit"
         error = _error("GraderTimeLimit", f"the grader stopped {test_id}: {stopped}")
@@ -245,8 +231,6 @@ def run_test(source: str, test_id: str, channel: Channel, probe_seconds: float) 
         )
     except Exception as failure:  # noqa: BLE001 - a failing test is a verdict, not a crash
         error = _error(type(failure).__name__, str(failure))
-    finally:
-        _CURRENT.clear()
     text = printed.getvalue()
     if text:
         verdict.outputs.append(new_output("stream", name="stdout", text=text))

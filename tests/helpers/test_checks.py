@@ -358,7 +358,7 @@ def test_check_without_loop_over_positions_fails_a_call_past_its_time_limit() ->
 
 ALARM = """\
 import time
-from helpers.checks import _OverTimeLimit, _call_within
+from helpers.checks import OverTimeLimit, _call_within
 
 steps = []
 def slow():
@@ -370,7 +370,7 @@ def slow():
         print(len(steps))
 try:
     _call_within(slow, (), 0.2)
-except _OverTimeLimit:
+except OverTimeLimit:
     print("stopped")
 """
 

@@ -212,7 +212,7 @@ def _measured(function, args):
 
 
 # The measurement the grader asks the kernel for, rewritten in place (its code object).
-_checks._largest_tensor_while.__code__ = _measured.__code__
+_checks.IN_PROCESS.largest_tensor.__code__ = _measured.__code__
 """
 
 LOOP_CAUSAL_LINEAR_ATTENTION = """\
@@ -244,7 +244,7 @@ def _counted(function, args):
 
 
 # The count the grader asks the kernel for, rewritten in place (its code object).
-_checks._torch_calls_while.__code__ = _counted.__code__
+_checks.IN_PROCESS.torch_calls.__code__ = _counted.__code__
 """
 
 CORPUS = [
