@@ -21,8 +21,10 @@ from collections import defaultdict
 from typing import Any
 
 from nbgrader.api import Gradebook, MissingEntry
-from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import check_mode
+
+from instructor.classroom.exchange_collect import REMEDY, CheckedCollect
+from instructor.student_ids import id_problem, refusal
 
 __all__ = ["OwnerCheckedCollect", "has_link", "owner_name"]
 
@@ -45,13 +47,14 @@ def has_link(folder: str) -> bool:
     return False
 
 
-class OwnerCheckedCollect(ExchangeCollect):
-    """``nbgrader collect`` that skips submissions not owned by the student they name."""
+class OwnerCheckedCollect(CheckedCollect):
+    """The course's collect (:class:`.CheckedCollect`: student ids of one shape only) that
+    also skips submissions not owned by the student they name."""
 
     rejected: list[dict[str, Any]]
 
     def init_src(self) -> None:
-        # nbgrader's init_src, with the owner check before the newest submission is chosen
+        # nbgrader's init_src, with the checks before the newest submission is chosen
         # (checking only the chosen one would let a forged newer folder hide the real one).
         if self.coursedir.course_id == "":
             self.fail("No course id specified. Re-run with --course flag.")
@@ -67,6 +70,12 @@ class OwnerCheckedCollect(ExchangeCollect):
         for path in glob.glob(pattern):
             record = self._path_to_record(path)
             owner = owner_name(path)
+            if id_problem(record["username"]):
+                # The course's allow-list, as CheckedCollect applies it (its init_src is
+                # replaced here: the owner check must come before the newest is chosen).
+                where = f"the exchange's file {record['filename']!r}"
+                self.log.error(refusal(record["username"], where, REMEDY))
+                continue
             if owner != record["username"]:
                 why = f"claims to be submitted by {record['username']} but is owned by " + (
                     owner or "an unknown user id"

@@ -11,6 +11,8 @@ import os
 import pwd
 import shutil
 import stat
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -105,6 +107,54 @@ def test_prepare_as_root_makes_private_homes_and_the_course_exchange_the_instruc
         edited.write_text(edited.read_text() + "\n# mine\n")
         prepare(settings)
         assert edited.read_text().endswith("# mine\n")
+    finally:
+        remove_hub_users(r.users)
+        shutil.rmtree(state, ignore_errors=True)
+
+
+def test_collect_takes_only_submissions_their_student_owns(tmp_path) -> None:
+    """As the hub's instructor: a newer folder in a student's name owned by someone else,
+    and a name outside the course's id allow-list, are left out; the student's own is
+    collected."""
+    if os.geteuid() != 0 or shutil.which("runuser") is None:
+        pytest.skip("not root (or no runuser): real users are made as root only")
+    r = roster(tmp_path)
+    remove_hub_users(r.users)
+    state = Path(tempfile.mkdtemp(prefix="course-hub-unit-"))
+    try:
+        settings = HubSettings(r, state, "pw-123456789", real_users=True)
+        prepare(settings)
+        inbound = settings.exchange / r.course / "inbound"
+        inbound.mkdir()
+        shutil.chown(inbound, "unitteach", "unitteach")
+        inbound.chmod(0o2733)
+        hand_ins = {
+            "unitstu+01_vector_sets+2026-01-01 00:00:00.000000 UTC+own": "unitstu",
+            "unitstu+01_vector_sets+2026-01-02 00:00:00.000000 UTC+forged": "unitteach",
+            "-dash+01_vector_sets+2026-01-03 00:00:00.000000 UTC+dash": "unitstu",
+        }
+        for name, owner in hand_ins.items():
+            folder = inbound / name
+            folder.mkdir()
+            (folder / "01_vector_sets.ipynb").write_text(json.dumps({"marker": name}))
+            (folder / "timestamp.txt").write_text(name.split("+")[2])
+            for path in (folder, *folder.iterdir()):
+                shutil.chown(path, owner, owner)
+        course = settings.course_folder("unitteach")
+        home = settings.home("unitteach")
+        env = [f"HOME={home}", f"PATH={Path(sys.executable).parent}:/usr/bin:/bin",
+               f"JUPYTER_CONFIG_PATH={settings.config_folder('instructor')}"]  # fmt: skip
+        result = subprocess.run(
+            ["runuser", "-u", "unitteach", "--", "env", "-i", *env,
+             "nbgrader", "collect", "01_vector_sets"],
+            cwd=course, capture_output=True, text=True,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        collected = course / "submitted" / "unitstu" / "01_vector_sets" / "01_vector_sets.ipynb"
+        assert "+own" in collected.read_text(), result.stderr
+        assert "claims to be submitted by unitstu but is owned by unitteach" in result.stderr
+        assert "refused" in result.stderr
+        assert sorted(p.name for p in (course / "submitted").iterdir()) == ["unitstu"]
     finally:
         remove_hub_users(r.users)
         shutil.rmtree(state, ignore_errors=True)
