@@ -17,9 +17,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from helpers.checks import check_type
+from helpers.checks import GraderStop, call_failure, check_type, checked_call
 
-__all__ = ["TorchAttention", "encoder_blocks", "run_block"]
+__all__ = ["TorchAttention", "blocked_mask", "encoder_blocks", "run_block"]
 
 
 class TorchAttention(nn.Module):
@@ -37,9 +37,33 @@ class TorchAttention(nn.Module):
     def forward(
         self, X: torch.Tensor, mask: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """X (batch, n, d_model), mask (n, n) -> out (batch, n, d_model), weights per head."""
-        blocked = None if mask is None else ~mask  # nn.MultiheadAttention: True = blocked
+        """X (batch, n, d_model) or (n, d_model), mask (n, n) or (batch, n, n) -> out of X's
+        shape, weights per head."""
+        if mask is not None:
+            # Checked here, so that a mask of another shape fails with the same message
+            # whatever path nn.MultiheadAttention takes (its fast path, used without
+            # gradients, words the error otherwise; the class grader's probe may take either).
+            n = X.shape[-2]
+            shapes = [(n, n)] + ([(X.shape[0], n, n)] if X.dim() == 3 else [])
+            if tuple(mask.shape) not in shapes:
+                raise RuntimeError(
+                    f"the attention sublayer takes a mask of shape "
+                    f"{' or '.join(str(s) for s in shapes)} for X of shape {tuple(X.shape)}, "
+                    f"not {tuple(mask.shape)}"
+                )
+        blocked = blocked_mask(mask, self.mha.num_heads)  # nn.MultiheadAttention: True = blocked
         return self.mha(X, X, X, attn_mask=blocked, average_attn_weights=False)
+
+
+def blocked_mask(mask: torch.Tensor | None, heads: int) -> torch.Tensor | None:
+    """The course's mask (True = may attend) as ``nn.MultiheadAttention``'s ``attn_mask``
+    (True = blocked): an (n, n) mask as it is, a mask per set of vectors (batch, n, n)
+    repeated for each head, (batch * heads, n, n), as torch asks."""
+    if mask is None:
+        return None
+    if mask.dim() == 2:
+        return ~mask
+    return (~mask).repeat_interleave(heads, dim=0)
 
 
 def encoder_blocks(
@@ -68,7 +92,9 @@ def encoder_blocks(
             norm.weight.copy_(torch.randn(d) / 2 + 1)
             norm.bias.copy_(torch.randn(d) / 2)
     feed_forward = nn.Sequential(layer.linear1, nn.ReLU(), layer.linear2)
-    block = encoder_block(TorchAttention(layer.self_attn), feed_forward, d, norm_first=norm_first)
+    block = checked_call(
+        encoder_block, TorchAttention(layer.self_attn), feed_forward, d, norm_first=norm_first
+    )
     check_type(block, nn.Module, "EncoderBlock(...)")
     for name in ("norm1", "norm2"):
         norm = getattr(block, name, None)
@@ -90,29 +116,34 @@ def run_block(
     Args:
         block: the student's block.
         X: (..., n, d_model) inputs.
-        mask: (n, n) booleans, True = may attend, or None.
+        mask: (n, n) or (batch, n, n) booleans, True = may attend, or None.
         where: what the call is, for the messages.
     Returns:
         Y, (..., n, d_model).
     """
+    args = (X,) if mask is None else (X, mask)
     try:
         with torch.no_grad():
-            out = block(X) if mask is None else block(X, mask)
-    except NotImplementedError:
+            out = block(*args)
+    except (NotImplementedError, GraderStop):
         raise
-    except TypeError as error:
-        raise AssertionError(
-            f"{where} raised TypeError: {error}. self.attention(Z, mask) returns a pair "
-            "(out, weights), like MultiHeadSelfAttention: keep out, e.g. "
-            "`out, _ = self.attention(Z, mask)`, before adding it to the residual."
-        ) from None
-    except RuntimeError:
-        raise AssertionError(
-            f"{where} raised RuntimeError (a shape that torch refused). Pass the mask on to "
-            "self.attention unchanged: do not add a head dimension (mask.unsqueeze(-3)) or "
-            "transpose it, the attention sublayer broadcasts it itself; and keep X's shape "
-            "(..., n, d_model)."
-        ) from None
+    except Exception as error:  # noqa: BLE001 - reported to the student, as checked_call does
+        # As checked_call: the call, the exception and its likely cause, then the diagnosis
+        # of this exercise for the two kinds of exception a block's mistakes raise.
+        hint = ""
+        if isinstance(error, TypeError):
+            hint = (
+                f"In {where}: self.attention(Z, mask) returns a pair (out, weights), like "
+                "MultiHeadSelfAttention: keep out, e.g. `out, _ = self.attention(Z, mask)`, "
+                "before adding it to the residual."
+            )
+        elif isinstance(error, RuntimeError):
+            hint = (
+                f"In {where}: Pass the mask on to self.attention unchanged: do not add a head "
+                "dimension (mask.unsqueeze(-3)) or transpose it, the attention sublayer "
+                "broadcasts it itself; and keep X's shape (..., n, d_model)."
+            )
+        raise call_failure(block, args, {}, error, hint) from None
     if isinstance(out, tuple):
         raise AssertionError(
             f"{where} returned a tuple: the block returns the tensor Y only (keep out of the "

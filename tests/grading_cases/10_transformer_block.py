@@ -174,6 +174,9 @@ class PositionwiseFeedForward(nn.Module):
         "    return gamma * (x - mean) / torch.sqrt(variance + eps) + beta":
             "    return F.layer_norm(x, (d,), gamma, beta, eps)",
     }, message="layer_norm calls F.layer_norm (or nn.LayerNorm, torch.layer_norm)"),
+    Mutation("layer_norm", "the mean as a product with float32 ones (a new dtype error)", {
+        "mean = x.mean(dim=-1, keepdim=True)": "mean = (x @ torch.ones(d) / d).unsqueeze(-1)",
+    }, message="Likely cause: a dtype mismatch"),
     Mutation("layer_norm", "shapes compared by number of elements: gamma (1, d) accepted", {
         "if tuple(parameter.shape) != (d,):": "if parameter.numel() != d:",
     }, hidden=True),
@@ -280,7 +283,7 @@ def layer_norm(x, gamma, beta, eps=1e-5):
         "return self.norm2(H + self.feed_forward(H))":
             "F_H = self.feed_forward(H.reshape(batch * n, d)).reshape(batch, n, d)\n"
             "        return self.norm2(H + F_H)",
-    }, hidden=True),
+    }, message="Likely cause: too many or too few values to unpack"),
     # Aimed at the grader (issue 32): sublayers of its own when the test's are not torch's
     # (the hidden test's). A reference computed from block.attention and block.feed_forward
     # agreed with any decoy; the test's own copies of the sublayers do not.

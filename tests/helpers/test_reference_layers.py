@@ -49,6 +49,16 @@ def test_torch_attention_takes_the_course_s_mask() -> None:
     torch.testing.assert_close(weights[0, 0], torch.eye(3))
 
 
+def test_torch_attention_takes_a_mask_per_set_of_vectors() -> None:
+    attention = TorchAttention(nn.MultiheadAttention(4, 2, batch_first=True))
+    X = torch.randn(2, 3, 4)
+    only_self, every_key = torch.eye(3, dtype=torch.bool), torch.ones(3, 3, dtype=torch.bool)
+    _, weights = attention(X, torch.stack([only_self, every_key]))  # (batch, n, n)
+    for head in range(2):
+        torch.testing.assert_close(weights[0, head], torch.eye(3))
+    assert (weights[1] > 0).all()
+
+
 def test_the_mistakes_are_named() -> None:
     class NoNorms(nn.Module):
         def __init__(self, attention, feed_forward, d_model, norm_first=False):
@@ -62,8 +72,18 @@ def test_the_mistakes_are_named() -> None:
     with pytest.raises(AssertionError, match="returned a tuple: the block returns the tensor"):
         run_block(block, torch.randn(1, 2, 8), None, "the block")
     _, block, _ = encoder_blocks(Block, norm_first=False, seed=1)
-    with pytest.raises(AssertionError, match="RuntimeError .a shape that torch refused"):
+    # As checked_call: the call and the exception, then this exercise's diagnosis.
+    with pytest.raises(
+        AssertionError, match=r"Block.forward\(.*raised RuntimeError: .*Pass the mask on"
+    ):
         run_block(block, torch.randn(1, 2, 8), torch.ones(2, 2, 2, 2, dtype=torch.bool), "b")
+
+    class Raises(nn.Module):
+        def __init__(self, attention, feed_forward, d_model, norm_first=False):
+            raise RuntimeError("broken constructor")
+
+    with pytest.raises(AssertionError, match="Raises.*raised RuntimeError: broken constructor"):
+        encoder_blocks(Raises, norm_first=False, seed=1)
 
     class Stub(nn.Module):
         def forward(self, X, mask=None):
