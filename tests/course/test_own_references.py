@@ -15,14 +15,7 @@ from instructor.own_references import notebook_findings
 
 ASSIGNMENTS = registry.load().ids
 
-KNOWN = {
-    "04_multi_head": (
-        "test_MultiHeadSelfAttention computes its references (torch_mha_t, reference_t and "
-        "nn.MultiheadAttention in the hidden part) from the student module's W_q, W_k, W_v and "
-        "W_o; the notebook is edited by another session: draw the weights in the test, write "
-        "them into the module and compute from the test's own copies"
-    ),
-}
+KNOWN: dict[str, str] = {}
 """Notebooks whose test cells still read the student's object; each must fail (strict)."""
 
 

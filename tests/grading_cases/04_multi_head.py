@@ -175,6 +175,51 @@ CASES += [
             "            layer.float()\n"
             "        Q = split_heads(self.W_q(X), self.num_heads)",
     }, message="out of the layer in float64 (.double(), float64 X) has dtype torch.float32"),
+    # Aimed at the grader (issue 32): the forward ignores W_q..W_o and computes with hidden
+    # weights of its own; W_q..W_o are decoys, nn.Linear layers showing the hidden weights
+    # whose parameters drop what the test writes into them. A reference computed from the
+    # module's W_q..W_o agreed with it (3/3); the test's own weights do not.
+    Case("MultiHeadSelfAttention", "wrong", "hidden weights, W_q..W_o decoys that drop writes", '''
+class _Kept(nn.Parameter):
+    """A parameter that drops what is written into it (copy_ does nothing)."""
+
+    def copy_(self, *args, **kwargs):
+        return self
+
+
+class MultiHeadSelfAttention(nn.Module):
+    def __init__(self, d_model, num_heads, bias=True):
+        super().__init__()
+        if d_model % num_heads != 0:
+            raise ValueError(f"d_model = {d_model} is not divisible by num_heads = {num_heads}")
+        self.num_heads = num_heads
+        g = torch.Generator().manual_seed(0)  # the same hidden weights in every run
+        for name in ("W_q", "W_k", "W_v", "W_o"):  # hidden weights: buffers, not parameters
+            self.register_buffer(name + "_hidden", torch.randn(d_model, d_model, generator=g) / 3)
+            b = torch.randn(d_model, generator=g) / 3 if bias else None
+            self.register_buffer(name + "_hidden_bias", b)
+            # A decoy: nn.Linear showing the hidden weights, which drops what is written in.
+            decoy = nn.Linear(d_model, d_model, bias=bias)
+            decoy.weight = _Kept(getattr(self, name + "_hidden").clone())
+            if bias:
+                decoy.bias = _Kept(b.clone())
+            setattr(self, name, decoy)
+
+    def forward(self, X, mask=None):
+        def linear(name, Y):  # the hidden weights, never W_q..W_o
+            hidden = getattr(self, name + "_hidden"), getattr(self, name + "_hidden_bias")
+            return F.linear(Y, *hidden)
+
+        Q = split_heads(linear("W_q", X), self.num_heads)
+        K = split_heads(linear("W_k", X), self.num_heads)
+        V = split_heads(linear("W_v", X), self.num_heads)
+        scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.shape[-1])
+        if mask is not None:
+            scores = scores.masked_fill(~mask.unsqueeze(-3), float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        return linear("W_o", merge_heads(weights @ V)), weights
+''', message="weights (compared with nn.MultiheadAttention, average_attn_weights=False) has the "
+       "right shape (2, 3, 5, 5) but wrong values"),
     Case("MultiHeadSelfAttention", "right", "einsum, heads split inline", '''
 class MultiHeadSelfAttention(nn.Module):
     def __init__(self, d_model, num_heads, bias=True):
