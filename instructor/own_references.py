@@ -53,10 +53,11 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Any
 
 from instructor import anatomy
 
-__all__ = ["EXPECTED", "Finding", "Kind", "cell_findings", "notebook_findings"]
+__all__ = ["EXPECTED", "Finding", "Kind", "cell_findings", "graded_names", "notebook_findings"]
 
 
 class Kind(IntEnum):
@@ -400,16 +401,23 @@ def _kind_where(scope: _Scope, tree: ast.Module, value: ast.expr) -> Kind:
     return scope.kind(value)
 
 
-def notebook_findings(notebook_id: str) -> list[Finding]:
-    """:func:`cell_findings` for every test cell of a solution notebook, its graded
-    functions and classes being the names of its function cells."""
-    notebook = anatomy.read_solution(notebook_id)
+def graded_names(notebook: Any) -> tuple[set[str], set[str]]:
+    """The graded functions and the graded classes of a solution notebook: the names its
+    function cells define."""
     functions, classes = set(), set()
     for cell in anatomy.function_cells(notebook):
         name = str(anatomy.grade_id(cell))
         defined = ast.parse(anatomy.strip_solution_markers(cell.source)).body
         is_class = any(isinstance(n, ast.ClassDef) and n.name == name for n in defined)
         (classes if is_class else functions).add(name)
+    return functions, classes
+
+
+def notebook_findings(notebook_id: str) -> list[Finding]:
+    """:func:`cell_findings` for every test cell of a solution notebook, its graded
+    functions and classes being the names of its function cells."""
+    notebook = anatomy.read_solution(notebook_id)
+    functions, classes = graded_names(notebook)
     return [
         finding
         for cell in anatomy.test_cells(notebook)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from instructor import registry
-from instructor.own_references import notebook_findings
+from instructor import anatomy, registry
+from instructor.own_references import cell_findings, graded_names, notebook_findings
 
 ASSIGNMENTS = registry.load().ids
 
@@ -31,9 +31,21 @@ def test_every_expected_value_comes_from_the_test_s_own_objects(assignment: str)
     assert not findings, f"{assignment}: " + "; ".join(str(f) for f in findings)
 
 
-def test_every_notebook_is_checked_in_its_hidden_and_visible_parts() -> None:
-    """The check sees the hidden parts (nothing is skipped for being hidden): the unfixed
-    notebook's findings are in both parts."""
-    for assignment in KNOWN:
-        parts = {f.hidden for f in notebook_findings(assignment)}
-        assert parts == {True, False}, parts
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_every_test_cell_is_checked_in_its_hidden_and_visible_parts(assignment: str) -> None:
+    """Nothing is skipped for being hidden, nor for its cell: a reference read off a graded
+    name, planted in every test cell just before and just after its hidden-tests marker, is
+    found in both parts."""
+    notebook = anatomy.read_solution(assignment)
+    functions, classes = graded_names(notebook)
+    graded = sorted(functions | classes)[0]
+    planted = f"check_close(0.0, {graded}.__doc__, 'planted')"
+    cells = [c for c in anatomy.test_cells(notebook) if anatomy.HIDDEN_TESTS_MARKER in c.source]
+    assert cells, f"{assignment} has no test cell with hidden tests"
+    for cell in cells:
+        lines = cell.source.splitlines()
+        marker = next(n for n, line in enumerate(lines) if anatomy.HIDDEN_TESTS_MARKER in line)
+        source = "\n".join([*lines[:marker], planted, lines[marker], planted, *lines[marker + 1 :]])
+        found = cell_findings(source, functions, classes, str(anatomy.grade_id(cell)))
+        parts = {f.hidden for f in found if f.expression == f"{graded}.__doc__"}
+        assert parts == {True, False}, (anatomy.grade_id(cell), found)
