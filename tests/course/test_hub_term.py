@@ -283,11 +283,14 @@ def grade_in_formgrader(browser, hub: Hub) -> None:
             (TEN, CAT),
         ).fetchone()
     # Formgrader's page of cat's notebook, in the same panel (what Manual Grading links to).
-    page.eval_on_selector(
-        "#formgrader-iframe iframe",
-        "(frame, url) => { frame.src = url; }",
-        f"{hub.url}/user/{INSTRUCTOR}/formgrader/submissions/{submission_id}/",
-    )
+    # Formgrader saves a score on its input's change event once its page has loaded the
+    # cell's grades and comments (typed before, a score is lost): wait for both loads.
+    url = f"{hub.url}/user/{INSTRUCTOR}/formgrader/submissions/{submission_id}/"
+    with (
+        page.expect_response(lambda r: "/formgrader/api/grades?" in r.url),
+        page.expect_response(lambda r: "/formgrader/api/comments?" in r.url),
+    ):
+        page.eval_on_selector("#formgrader-iframe iframe", "(f, u) => { f.src = u; }", url)
 
     def put(kind: str):
         return lambda r: f"/formgrader/api/{kind}/" in r.url and r.request.method == "PUT"

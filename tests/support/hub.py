@@ -144,9 +144,15 @@ def remove_hub_users(names: tuple[str, ...]) -> None:
 
 
 def processes_of(user: str) -> list[str]:
-    """The command lines of ``user``'s running processes."""
-    found = subprocess.run(["pgrep", "-a", "-u", user], capture_output=True, text=True)
-    return found.stdout.splitlines()
+    """``user``'s processes that still run (state, pid, command line).
+
+    A zombie has ended: it waits for a parent to read its exit status, and in a container
+    whose PID 1 reads none, a server's zombie re-parented there stays listed.
+    """
+    found = subprocess.run(
+        ["ps", "-u", user, "-o", "stat=,pid=,args="], capture_output=True, text=True
+    )
+    return [line for line in found.stdout.splitlines() if not line.lstrip().startswith("Z")]
 
 
 @contextlib.contextmanager
