@@ -209,8 +209,14 @@ def course_hub(workdir: Path, roster_text: str, timeout: float = 120.0) -> Itera
         assert not any(left.values()), f"processes left after the hub stopped: {left}"
     finally:
         if process.poll() is None:
-            process.kill()
-            process.wait()
+            # A failed test still stops the hub as Ctrl-C does: killed outright, JupyterHub
+            # would leave its proxy (a child it stops itself) running.
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
         handle.close()
         remove_hub_users(roster.users)
         shutil.rmtree(state, ignore_errors=True)
