@@ -36,6 +36,14 @@ CASES = [
             "            hidden = hidden * (torch.rand_like(hidden) >= self.p)\n"
             "        return self.linear2(hidden)",
     }, message="the kept hidden units are not scaled by 1 / (1 - p): inverted dropout"),
+    # Aimed at the grader (issue 32): the mean over the draws was compared with a tolerance
+    # taken from the draws' own spread, so huge noise instead of dropout widened its own
+    # tolerance and passed. Every bound now comes from the test's layers and p.
+    Mutation("PositionwiseFeedForward", "noise instead of dropout in training mode", {
+        "return self.linear2(self.dropout(hidden))":
+            "out = self.linear2(hidden)\n"
+            "        return out + 1000 * torch.randn(out.shape) if self.training else out",
+    }, message="every value dropout on the hidden layer can give"),
     Mutation("PositionwiseFeedForward", "no ValueError for a bad dropout", {
         "        if not 0.0 <= dropout < 1.0:\n"
         '            raise ValueError(f"dropout must be in [0, 1), got {dropout}")\n': "",
