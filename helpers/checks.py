@@ -55,6 +55,8 @@ __all__ = [
     "check_type",
     "check_unchanged",
     "check_without_n_by_n",
+    "LargestTensor",
+    "largest_tensor_made",
     "measured_by",
     "modified_in_place",
 ]
@@ -659,6 +661,37 @@ def _call_within(function: Callable[..., Any], args: Sequence[Any], seconds: flo
     return _MEASUREMENTS.get().call_within(function, args, seconds)
 
 
+@dataclass(frozen=True)
+class LargestTensor:
+    """What a watched call returned, and the largest tensor torch made while it ran."""
+
+    result: Any
+    """What the call returned."""
+    numel: int
+    """The largest tensor's number of elements (0 if torch made none)."""
+    shape: tuple[int, ...]
+    """Its shape."""
+    call: str
+    """The name of the torch call that made it (``"layer_norm"`` for ``F.layer_norm``)."""
+
+
+def largest_tensor_made(function: Callable[..., Any], args: Sequence[Any]) -> LargestTensor:
+    """Run ``function(*args)``, watching every torch call it makes; return what it returned
+    and the largest tensor made meanwhile, with the call that made it.
+
+    For a rule about *how* an answer computes (no ``(n, n)`` matrix, no library call that
+    does the exercise): :func:`check_largest_tensor` is the usual check built on it. An
+    exception of the call becomes an ``AssertionError`` naming it, as :func:`checked_call`
+    does.
+    """
+    try:
+        return LargestTensor(*_largest_tensor_while(function, args))
+    except (NotImplementedError, GraderStop):
+        raise
+    except Exception as error:  # noqa: BLE001 - reported to the student, as checked_call does
+        raise call_failure(function, args, {}, error) from None
+
+
 def check_largest_tensor(
     function: Callable[..., Any],
     args: Sequence[Any],
@@ -682,19 +715,14 @@ def check_largest_tensor(
     Returns:
         What ``function`` returned, for further checks.
     """
-    try:
-        result, numel, shape, call = _largest_tensor_while(function, args)
-    except (NotImplementedError, GraderStop):
-        raise
-    except Exception as error:  # noqa: BLE001 - reported to the student, as checked_call does
-        raise call_failure(function, args, {}, error) from None
-    if numel > max_numel:
+    made = largest_tensor_made(function, args)
+    if made.numel > max_numel:
         raise AssertionError(
-            f"{name} created a tensor of shape {shape} (in `{call}`), with "
-            f"{numel:,} elements; a memory-efficient answer needs at most "
+            f"{name} created a tensor of shape {made.shape} (in `{made.call}`), with "
+            f"{made.numel:,} elements; a memory-efficient answer needs at most "
             f"{max_numel:,} here. {hint}".rstrip()
         )
-    return result
+    return made.result
 
 
 def check_without_n_by_n(

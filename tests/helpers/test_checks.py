@@ -37,6 +37,7 @@ from helpers.checks import (
     check_without_loop_over_positions,
     check_without_n_by_n,
     checked_call,
+    largest_tensor_made,
 )
 
 
@@ -175,6 +176,30 @@ def test_check_largest_tensor_counts_allocations_not_views() -> None:
 
     with fails_with("shape (64, 64)"):
         check_largest_tensor(mask_only, (x,), max_numel=1000, name="mask_only")
+
+
+def test_largest_tensor_made_names_the_call_that_made_it() -> None:
+    """A rule about how an answer computes (10's "no F.layer_norm") reads the call's name."""
+    x, gamma, beta = torch.randn(3, 4), torch.ones(4), torch.zeros(4)
+
+    def library(t: torch.Tensor, g: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return F.layer_norm(t, (4,), g, b)
+
+    def by_hand(t: torch.Tensor, g: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        centred = t - t.mean(-1, keepdim=True)
+        return g * centred / (centred.pow(2).mean(-1, keepdim=True) + 1e-5).sqrt() + b
+
+    made = largest_tensor_made(library, (x, gamma, beta))
+    assert (made.call, made.shape, made.numel) == ("layer_norm", (3, 4), 12)
+    assert torch.equal(made.result, F.layer_norm(x, (4,), gamma, beta))
+    assert largest_tensor_made(by_hand, (x, gamma, beta)).call != "layer_norm"
+    assert largest_tensor_made(lambda: 3, ()).numel == 0
+
+    def transposed(t: torch.Tensor, g: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return t @ t  # (3, 4) @ (3, 4)
+
+    with fails_with("transposed(", "RuntimeError", "Likely cause"):
+        largest_tensor_made(transposed, (x, gamma, beta))
 
 
 def test_check_no_known_mistake_names_it_and_passes_otherwise() -> None:
