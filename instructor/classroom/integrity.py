@@ -36,6 +36,7 @@ __all__ = [
     "nbgrader_metadata_problem",
     "normalise_notebook",
     "read_submission",
+    "read_student_file",
     "read_submission_file",
     "scan_code",
 ]
@@ -127,22 +128,30 @@ MAX_NOTEBOOK_BYTES = 32 * 2**20
 included, are under 0.5 MiB; a larger file is refused before it is read into memory."""
 
 
-def read_submission_file(path: Path, limit: int = MAX_NOTEBOOK_BYTES) -> Reading:
-    """:func:`read_submission` of the file at ``path``, read no further than ``limit``
-    bytes, and only if it is a regular file: the hand-in's folder is the student's, and a
-    link (to ``/dev/zero``, to another student's file) is not followed."""
+def read_student_file(path: Path, limit: int) -> tuple[bytes | None, str]:
+    """The bytes of ``path``, read no further than ``limit``, and only if it is a regular
+    file; otherwise None and why. The hand-in's folder is the student's: a link (to
+    ``/dev/zero``, to another student's file) is not followed."""
     if path.is_symlink():
-        return Reading(None, "a symbolic link, not a file")
+        return None, "a symbolic link, not a file"
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as error:
-        return Reading(None, f"cannot be opened ({error.strerror})")
+        return None, f"cannot be opened ({error.strerror})"
     with os.fdopen(descriptor, "rb") as file:
         if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-            return Reading(None, "not a regular file")
+            return None, "not a regular file"
         data = file.read(limit + 1)
     if len(data) > limit:
-        return Reading(None, f"larger than {limit / 2**20:g} MiB")
+        return None, f"larger than {limit / 2**20:g} MiB"
+    return data, ""
+
+
+def read_submission_file(path: Path, limit: int = MAX_NOTEBOOK_BYTES) -> Reading:
+    """:func:`read_submission` of the file at ``path``, read by :func:`read_student_file`."""
+    data, problem = read_student_file(path, limit)
+    if data is None:
+        return Reading(None, problem)
     return read_submission(data.decode("utf-8", errors="replace"))
 
 

@@ -16,18 +16,22 @@ names the feedback a student's ``fetch_feedback`` looks for: nbgrader's ``autogr
 
 from __future__ import annotations
 
-import os
 import re
 import secrets
 import shutil
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import nbformat
 
-from .integrity import compare_with_release, normalise_notebook, read_submission_file, scan_code
+from .integrity import (
+    compare_with_release,
+    normalise_notebook,
+    read_student_file,
+    read_submission_file,
+    scan_code,
+)
 from .nbgrader_setup import STAGING_FOLDER, NbgraderCourse
 from .records import HandIn, Outcome, Screening
 
@@ -42,17 +46,9 @@ _TIMESTAMP_BYTES = 100
 
 def _small_regular_file(path: Path, limit: int) -> str | None:
     """The text of ``path`` if it is a regular file (never a link) of at most ``limit``
-    bytes in ASCII; otherwise None. The hand-in's folder is the student's: read no further
-    than ``limit``, follow no link."""
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    with os.fdopen(descriptor, "rb") as file:
-        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-            return None
-        data = file.read(limit + 1)
-    if len(data) > limit or not data.isascii():
+    bytes in ASCII; otherwise None."""
+    data, _ = read_student_file(path, limit)
+    if data is None or not data.isascii():
         return None
     return data.decode("ascii")
 
