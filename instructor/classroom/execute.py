@@ -43,6 +43,7 @@ from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
 
 from instructor import anatomy
+from instructor.classroom.kernel.guard import REPORT_PREFIX
 from instructor.paths import SOLUTIONS
 
 from .forked_kernel import (
@@ -51,7 +52,6 @@ from .forked_kernel import (
     zygote_available,
     zygote_for_worker,
 )
-from .guard import REPORT_PREFIX
 from .kernel_session import (
     INSTALL_HINT,
     GradingClient,
@@ -135,10 +135,10 @@ def _error_output(reason: str) -> NotebookNode:
 def _start_lines(workdir: Path, probes: Path, figures: bool = False) -> list[str]:
     forbidden = [str(SOLUTIONS)]
     lines = [
-        "import instructor.classroom.guard as __grader_guard__; "
+        "import instructor.classroom.kernel.guard as __grader_guard__; "
         f"__grader_guard__.install({str(workdir)!r}, {tuple(forbidden)!r}, ({str(probes)!r},)); "
         "__grader_guarded__ = True",
-        "import instructor.classroom.probe_kernel as __grader_probe__; __grader_ready__ = True",
+        "import instructor.classroom.kernel.probe as __grader_probe__; __grader_ready__ = True",
     ]
     if not figures:
         # No grade depends on a drawn figure, and drawing them (Agg, then PNG) is a large

@@ -349,6 +349,6 @@ def _handshake(channel: Channel) -> None:
                 raise ProbeError(f"{flag} is not set")
     except (NameError, ProbeError, ProbeTimeout, KernelGone) as error:
         raise GraderEnvironmentError(
-            "the kernel cannot load the grader's code (instructor.classroom.guard and "
-            f"probe_kernel): {type(error).__name__}: {error}. {INSTALL_HINT}"
+            "the kernel cannot load the grader's code (instructor.classroom.kernel.guard and "
+            f"kernel.probe): {type(error).__name__}: {error}. {INSTALL_HINT}"
         ) from None

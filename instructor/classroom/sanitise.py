@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import html
 import re
-from html.parser import HTMLParser
 from typing import Any
 
 import nh3
@@ -87,11 +86,7 @@ SAFE_TEXT_TYPES = ("text/plain", "application/json")
 
 _BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]*$")
 _MODEL_ID = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*):")
-# Characters a browser ignores in a URL: leading/trailing C0 controls and spaces; tabs and
-# newlines anywhere (so "java\tscript:" is "javascript:").
-_URL_IGNORED = re.compile(r"[\t\n\r]")
-_C0_AND_SPACE = "".join(map(chr, range(0x21)))
+ATTACHMENT = "attachment:"
 
 _HTML_ATTRIBUTES = {
     **{tag: set(names) for tag, names in nh3.ALLOWED_ATTRIBUTES.items()},
@@ -119,20 +114,34 @@ def _tex_active(text: str) -> bool:
     return bool(TEX_ACTIVE.search(text) or TEX_ACTIVE.search(html.unescape(text)))
 
 
-def _url_is_safe(url: str, attachments: dict[str, Any] | None = None) -> bool:
-    """A link's or image's URL a browser can follow without running anything: ``http``,
-    ``https``, ``mailto``, relative, or (``attachments`` given: an image) one of them."""
-    url = _URL_IGNORED.sub("", html.unescape(url)).strip(_C0_AND_SPACE)
-    scheme = _SCHEME.match(url)
-    if scheme is None:
-        # No scheme: relative, unless a colon comes before any /, ? or # (then a browser
-        # may still read one, e.g. after characters this pattern does not take).
-        before = re.split(r"[/?#]", url, maxsplit=1)[0]
-        return ":" not in before
-    name = scheme.group(1).lower()
-    if name == "attachment" and attachments is not None:
-        return url[len("attachment:") :] in attachments
-    return name in LINK_SCHEMES
+def _nh3_keeps_url(element: str, tag: str, schemes: frozenset[str] = LINK_SCHEMES) -> bool:
+    """Whether ammonia keeps the URL (``href`` or ``src``) of the ``<tag>`` that the HTML
+    ``element`` starts with: its scheme in ``schemes``, or relative. ammonia reads the URL
+    as a browser does (character references, and tabs, newlines and leading spaces
+    ignored: ``java&#9;script:`` is ``javascript:``)."""
+    kept: list[str] = []
+
+    def note(_tag: str, _attribute: str, value: str) -> str:
+        kept.append(value)  # ammonia calls this for an attribute it keeps, after its URL check
+        return value
+
+    nh3.clean(
+        element,
+        tags={tag},
+        attributes={"a": {"href"}, "img": {"src"}},
+        url_schemes=set(schemes),
+        attribute_filter=note,
+        link_rel=None,
+    )
+    return bool(kept)
+
+
+def _outside_code(rendered: str) -> str:
+    """The text of ``rendered`` HTML outside ``<pre>`` and ``<code>`` (which MathJax skips),
+    as ammonia parses it, character references read."""
+    return html.unescape(
+        nh3.clean(rendered, tags=set(), clean_content_tags={"pre", "code"}, attributes={})
+    )
 
 
 class _Inspector:
@@ -153,14 +162,20 @@ class _Inspector:
                 return ""
 
             def link(self, text: str, url: str, title: str | None = None) -> str:
-                if not _url_is_safe(url):
+                element = super().link(text, url, title)
+                if not _nh3_keeps_url(element, "a"):
                     found.append(f"a link to {url[:40]!r}")
-                return super().link(text, url, title)
+                return element
 
             def image(self, text: str, url: str, title: str | None = None) -> str:
-                if not _url_is_safe(url, attachments):
+                # nbconvert embeds one of the cell's attachments as a data: URL (and fails
+                # on a missing one); any other image needs a link's scheme.
+                attached = url.startswith(ATTACHMENT)
+                element = super().image(text, url, title)
+                schemes = LINK_SCHEMES | {"data"} if attached else LINK_SCHEMES
+                if not _nh3_keeps_url(element, "img", schemes):
                     found.append(f"an image from {url[:40]!r}")
-                return ""
+                return element
 
             def block_code(self, code: str, info: str | None = None) -> str:
                 if info and info.strip().lower().startswith("mermaid"):
@@ -197,51 +212,6 @@ class _Inspector:
         return MarkdownWithMath(renderer=self.renderer).render(source)
 
 
-# What nbconvert's markdown renderer itself writes (tables, task lists, anchors, code).
-_RENDERED_TAGS = frozenset(
-    "a p br hr em strong del code pre blockquote ul ol li h1 h2 h3 h4 h5 h6 table thead tbody "
-    "tr th td input dl dt dd div span img sup sub".split()
-)
-
-
-_TABLE_ALIGN = re.compile(r"^text-align:\s*(?:left|right|center);?$")
-
-
-class _Tags(HTMLParser):
-    """Every tag and attribute of the rendered HTML, checked again (a second parser)."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.bad: list[str] = []
-        self.code = 0  # inside <pre> or <code>, which MathJax skips
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in ("pre", "code"):
-            self.code += 1
-        if tag not in _RENDERED_TAGS:
-            self.bad.append(f"<{tag}>")
-        for name, value in attrs:
-            if name == "style" and _TABLE_ALIGN.match(value or ""):
-                continue  # what mistune's table plugin writes
-            if name.startswith("on") or name in ("style", "srcdoc", "formaction"):
-                self.bad.append(f"{name}=")
-            if name in ("href", "src", "action") and value and not value.startswith("data:image/"):
-                if not _url_is_safe(value):
-                    self.bad.append(f"{name}={value[:40]!r}")
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.handle_starttag(tag, attrs)
-        self.handle_endtag(tag)
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("pre", "code"):
-            self.code = max(0, self.code - 1)
-
-    def handle_data(self, data: str) -> None:
-        if not self.code and _tex_active(data):
-            self.bad.append("a MathJax command")
-
-
 def markdown_is_plain(source: str, attachments: dict[str, Any] | None = None) -> bool:
     """Whether markdown ``source`` renders (in nbconvert, for feedback and formgrader) with
     nothing active: see the module docstring."""
@@ -252,12 +222,9 @@ def markdown_is_plain(source: str, attachments: dict[str, Any] | None = None) ->
         rendered = inspector.render(source)
     except Exception:  # noqa: BLE001 - what nbconvert cannot render is shown as text
         return False
-    if inspector.found:
-        return False
-    tags = _Tags()
-    tags.feed(rendered)
-    tags.close()
-    return not tags.bad
+    # What the renderer wrote outside raw HTML (noted above) is formatting; its text is
+    # read once more as the browser gets it, where MathJax would typeset a command.
+    return not inspector.found and not _tex_active(_outside_code(rendered))
 
 
 def inert_markdown(source: str) -> str:

@@ -45,9 +45,9 @@ from nbformat.v4 import new_output
 
 from helpers import checks
 from instructor import anatomy
+from instructor.classroom.kernel.probe import Measure
 
 from .probe import Channel, KernelGone, ProbeError, ProbeTimeout, RemoteFunction
-from .protocol import Measure
 
 __all__ = [
     "BEST_EFFORT",

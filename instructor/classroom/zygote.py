@@ -59,8 +59,8 @@ PRELOADED = (
     "helpers.measure",
     "helpers.plotting",
     "helpers.setup",
-    "instructor.classroom.guard",
-    "instructor.classroom.probe_kernel",
+    "instructor.classroom.kernel.guard",
+    "instructor.classroom.kernel.probe",
 )
 """What every notebook's kernel imports (the grader's modules included)."""
 

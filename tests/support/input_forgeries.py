@@ -142,7 +142,7 @@ LYING_RECORD = """
 
 import sys
 
-_wire = sys.modules["instructor.classroom.wire"]
+_wire = sys.modules["instructor.classroom.kernel.wire"]
 _module_record = _wire.Writer.module
 
 

@@ -19,7 +19,7 @@ import nbformat
 import pytest
 
 from instructor import anatomy
-from instructor.classroom import probe_kernel
+from instructor.classroom.kernel import probe as probe_kernel
 from instructor.classroom.probe import Channel
 from instructor.classroom.sandbox import Limits
 from instructor.scratch_course import ScratchCourse

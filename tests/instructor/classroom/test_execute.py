@@ -12,7 +12,7 @@ import pytest
 from instructor import anatomy
 from instructor.classroom import execute
 from instructor.classroom.execute import _guard_report, _with_guards, unexecuted
-from instructor.classroom.guard import REPORT_PREFIX
+from instructor.classroom.kernel.guard import REPORT_PREFIX
 from instructor.classroom.records import ZeroedTest, ZeroKind
 from instructor.classroom.sandbox import Limits
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from instructor.classroom import guard
+from instructor.classroom.kernel import guard
 
 
 @pytest.fixture
@@ -113,7 +113,7 @@ def test_the_audit_log_names_what_the_kernel_did(tmp_path: Path) -> None:
 
 GUARDED = """
 import sys
-import instructor.classroom.guard as g
+import instructor.classroom.kernel.guard as g
 third_party = sorted(m for m in sys.modules if m.split(".")[0] not in sys.stdlib_module_names)
 g.install({workdir!r})
 import math
@@ -136,4 +136,7 @@ def test_installed_the_guard_reports_and_undoes_once_per_check(tmp_path: Path) -
     assert [r["nonce"] for r in reports] == ["n1", "n2"]
     assert reports[0]["found"] == ["math.sqrt was replaced"]
     assert reports[1]["found"] == []
-    assert lines[2] == "imported: instructor,instructor.classroom,instructor.classroom.guard"
+    assert lines[2] == (
+        "imported: instructor,instructor.classroom,"
+        "instructor.classroom.kernel,instructor.classroom.kernel.guard"
+    )

@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from helpers.reference_layers import TorchAttention
-from instructor.classroom.module_records import known_layer
+from instructor.classroom.kernel.wire import known_layer
 from instructor.classroom.probe import RemoteModule
 
 

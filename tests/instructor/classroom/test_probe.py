@@ -15,7 +15,7 @@ import pytest
 import torch
 from torch import nn
 
-from instructor.classroom import probe_kernel
+from instructor.classroom.kernel import probe as probe_kernel
 from instructor.classroom.probe import (
     ProbeError,
     RemoteError,

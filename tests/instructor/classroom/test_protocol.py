@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from instructor.classroom.protocol import Measure, Op, Reply, Request, Status
-from instructor.classroom.wire import MAX_TEXT, WireError
+from instructor.classroom.kernel.probe import Measure, Op, Reply, Request, Status
+from instructor.classroom.kernel.wire import MAX_TEXT, WireError
 
 
 def test_a_request_reads_back_as_written() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from instructor.classroom import probe_kernel
+from instructor.classroom.kernel import probe as probe_kernel
 from instructor.classroom.probe import ProbeTimeout
 from instructor.classroom.verdict import free_names, run_test
 

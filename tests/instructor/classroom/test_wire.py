@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from instructor.classroom import wire
+from instructor.classroom.kernel import wire
 
 
 def _trip(value, tmp_path: Path):
