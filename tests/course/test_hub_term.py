@@ -5,20 +5,26 @@ configurable-http-proxy from ``hub/package-lock.json``, nbgrader's exchange, sys
 made with ``useradd``), on free loopback ports; Debian's Chromium drives it through
 Playwright. What runs, in order:
 
-1. the instructor releases 01 and 10 (``nbgrader release_assignment``, as the instructor's
-   system user);
+1. the instructor releases 01 with formgrader's Release button (Manage Assignments, in
+   the formgrader panel of their JupyterLab) and 10 with ``nbgrader release_assignment``
+   (as the instructor's system user); every student's Assignments tab lists both;
 2. three students log in on the hub's page. Each opens the Assignments tab (nbgrader's
    JupyterLab extension), presses Fetch, opens the notebook from the list and types the
    answers into the cells: ann all of 01 right; ben one_hot wrong (built by columns, a
    mistake its diagnostic names) and submits, then the other functions and submits again;
-   cat all of 10 with a written answer, after the due date the instructor then sets. ann
-   and ben press Validate and read nbgrader's verdict;
+   then he deletes the test cell his one_hot fails by editing the .ipynb as text in his
+   home (as his system user; JupyterLab will not delete a locked cell), reloads it,
+   Validates (nbgrader says "Success!": it cannot know the cell was there) and submits a
+   third time; cat all of 10 with a written answer, after the due date the instructor then
+   sets. ann and ben press Validate and read nbgrader's verdict;
 3. ann tries to hand in a submission in ben's name (a folder in the exchange's inbound);
    the instructor collects (``nbgrader collect --update``): ben's own newest submission is
    collected, not ann's forgery, and the log says why;
 4. the instructor grades with the class grader (``python -m instructor.classroom grade``,
    as ``make grade`` runs it, as the instructor's user); ``nbgrader autograde`` of a copy of
-   the course gives the same score to every submission;
+   the course gives the same score to every submission; ben's hand-in without the test
+   cell is named in ``integrity.md`` ("deleted test cell ... restored from the
+   gradebook"), the restored cell runs and scores 0, and his other answers score in full;
 5. the instructor opens formgrader in JupyterLab (its panel must show formgrader: the
    instructor's server sends ``frame-ancestors 'self'``, students' servers JupyterHub's
    ``'none'``) and grades cat's written answer there, with a comment; the class grader runs
@@ -78,6 +84,14 @@ CAT_ANSWER = (
 COMMENT = "Right about the identity path; say why post-norm needs warm-up."
 MANUAL_POINTS = 1.5
 PER_HOUR = 10  # the late penalty, % of the notebook's score per started hour
+DELETED_TEST = "test_one_hot"  # the test cell ben removes: the one his one_hot fails
+# Run as ben: his notebook without the cell of the grade id given, as a text edit leaves it.
+DELETE_CELL = """import sys, nbformat
+path, grade_id = sys.argv[1:]
+nb = nbformat.read(path, as_version=4)
+nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != grade_id]
+nbformat.write(nb, path)
+"""
 
 pytestmark = pytest.mark.xdist_group("hub")
 
@@ -123,6 +137,27 @@ def cell_positions(assignment: str) -> dict[str, int]:
         for i, cell in enumerate(released.cells)
         if anatomy.is_solution_cell(cell)
     }
+
+
+def cell_sources(notebook: nbformat.NotebookNode) -> dict[str, str]:
+    """grade_id -> source of every nbgrader cell of a submitted notebook."""
+    return {
+        cell.metadata["nbgrader"]["grade_id"]: cell.source
+        for cell in notebook.cells
+        if "grade_id" in cell.metadata.get("nbgrader", {})
+    }
+
+
+def reload_from_disk(page, assignment: str) -> None:
+    """File > Reload Notebook from Disk: the open notebook takes the file's new text."""
+    page.locator(".lm-TabBar-tab", has_text=f"{assignment}.ipynb").first.click()
+    cells = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell"
+    before = page.locator(cells).count()
+    page.locator(".lm-MenuBar-item", has_text="File").click()
+    page.locator(".lm-Menu-item", has_text="Reload Notebook from Disk").click()
+    page.wait_for_function(
+        "([s, n]) => document.querySelectorAll(s).length < n", arg=[cells, before]
+    )
 
 
 def type_answers(page, assignment: str, answers: dict[str, str]) -> None:
@@ -265,9 +300,8 @@ def autograde_copy(hub: Hub) -> dict[tuple[str, str], float]:
     return scores(copy / "gradebook.db")
 
 
-def grade_in_formgrader(browser, hub: Hub) -> None:
-    """The instructor opens formgrader in JupyterLab and grades cat's written answer."""
-    page = hub.login(browser, INSTRUCTOR)
+def open_formgrader(page):
+    """The instructor's Nbgrader menu > Formgrader: its panel, on Manage Assignments."""
     page.locator(".lm-MenuBar-item", has_text="Nbgrader").click()
     exact = page.get_by_text("Formgrader", exact=True)  # not "Formgrader (local)"
     page.locator(".lm-Menu-item", has=exact).first.click()
@@ -275,6 +309,23 @@ def grade_in_formgrader(browser, hub: Hub) -> None:
     # Blocked by frame-ancestors, the frame holds Chromium's error page, not formgrader.
     frame.locator("text=Manage Assignments").first.wait_for()
     page.screenshot(path=str(ARTIFACTS / "hub_formgrader.png"))
+    return frame
+
+
+def release_in_formgrader(page, assignment: str) -> None:
+    """Formgrader's Manage Assignments: the assignment's Release button (the cloud icon)."""
+    frame = open_formgrader(page)
+    row = frame.locator("tr", has=frame.locator("td.name", has_text=assignment))
+    with page.expect_response(lambda r: r.url.endswith(f"/assignment/{assignment}/release")):
+        row.locator("td.release a").click()
+    frame.locator("#success-modal", has_text=f"Successfully released '{assignment}'").wait_for()
+    row.locator("td.status", has_text="released").wait_for()
+    page.screenshot(path=str(ARTIFACTS / "hub_formgrader_released.png"))
+
+
+def grade_in_formgrader(page, hub: Hub) -> None:
+    """In the formgrader panel of the instructor's JupyterLab, cat's written answer graded."""
+    frame = page.frame_locator("#formgrader-iframe iframe")
     with sqlite3.connect(hub.course / "gradebook.db") as db:
         (submission_id,) = db.execute(
             "SELECT sn.id FROM submitted_notebook sn JOIN notebook n ON sn.notebook_id = n.id "
@@ -338,15 +389,17 @@ def test_a_term_on_the_course_hub(tmp_path) -> None:
 
 
 def run_term(hub: Hub, playwright, step) -> None:
-    for student in hub.roster.students:
-        lab_settings(hub, student)
-    for assignment in (ONE, TEN):
-        hub.nbgrader("release_assignment", assignment)
-    step("released 01 and 10")
+    for user in hub.roster.users:
+        lab_settings(hub, user)
 
     browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
     pages = {}
     try:
+        pages[INSTRUCTOR] = hub.login(browser, INSTRUCTOR)
+        release_in_formgrader(pages[INSTRUCTOR], ONE)
+        hub.nbgrader("release_assignment", TEN)
+        step("released 01 (formgrader's Release button) and 10 (nbgrader release_assignment)")
+
         solutions = {a: anatomy.solution_sources(anatomy.read_solution(a)) for a in (ONE, TEN)}
         for user, assignment in ((ANN, ONE), (BEN, ONE), (CAT, TEN)):
             page = hub.login(browser, user)
@@ -355,6 +408,8 @@ def run_term(hub: Hub, playwright, step) -> None:
             head = page.request.get(f"{hub.url}/user/{user}/lab")
             assert "frame-ancestors 'none'" in head.headers["content-security-policy"]
             open_assignments(page)
+            for released in (ONE, TEN):  # both releases reach every student
+                page.locator("#released_assignments_list .list_item", has_text=released).wait_for()
             fetch(page, assignment)
             open_from_list(page, assignment)
         step("three students logged in, fetched and opened their notebooks")
@@ -379,6 +434,18 @@ def run_term(hub: Hub, playwright, step) -> None:
         submit(pages[BEN], ONE)
         step("ben: submitted, answered the rest, validated (diagnostic shown), submitted again")
 
+        # ben removes the test cell his one_hot fails, editing the .ipynb as text in his
+        # own home (JupyterLab will not delete a locked cell), and hands that in.
+        notebook = hub.settings.home(BEN) / hub.roster.course / ONE / f"{ONE}.ipynb"
+        hub.run_as(BEN, "python", "-c", DELETE_CELL, str(notebook), DELETED_TEST)
+        reload_from_disk(pages[BEN], ONE)
+        verdict = validate(pages[BEN], ONE)
+        # What he sees: nbgrader's Validate knows only the notebook in front of it, and the
+        # cell that held the diagnostic is gone.
+        assert "Success! Your notebook passes all the tests." in verdict, verdict
+        submit(pages[BEN], ONE)
+        step("ben: a test cell deleted as text, validated (Success!), submitted a third time")
+
         due = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
         set_due_date(hub, TEN, due)
         time.sleep(1.1)  # the due date has whole seconds: cat's hand-in comes after it
@@ -402,18 +469,19 @@ def run_term(hub: Hub, playwright, step) -> None:
         ben_collected = nbformat.read(
             hub.course / "submitted" / BEN / ONE / f"{ONE}.ipynb", as_version=4
         )
-        positions = cell_positions(ONE)
         inbound_one_hots = {
-            f"{path.name} ({path.owner()})": nbformat.read(path / f"{ONE}.ipynb", as_version=4)
-            .cells[positions["one_hot"]]
-            .source
+            f"{path.name} ({path.owner()})": cell_sources(
+                nbformat.read(path / f"{ONE}.ipynb", as_version=4)
+            ).get("one_hot")
             for path in sorted(inbound.glob(f"*+{ONE}+*"))
         }
-        assert ben_collected.cells[positions["one_hot"]].source == one_hot, (
+        ben_cells = cell_sources(ben_collected)
+        assert ben_cells["one_hot"] == one_hot, (
             "ben's collected one_hot is not his own last answer: the forgery was collected\n"
             f"{collected.stderr}\n{json.dumps(inbound_one_hots, indent=1)}"
         )
-        assert ben_collected.cells[positions["frame_signal"]].source == rest["frame_signal"]
+        assert ben_cells["frame_signal"] == rest["frame_signal"]
+        assert DELETED_TEST not in ben_cells, "ben's newest submission still has the test cell"
         step("collected: ben's own newest submission, ann's forgery refused")
 
         log = class_grade(hub)
@@ -423,8 +491,9 @@ def run_term(hub: Hub, playwright, step) -> None:
         step("nbgrader autograde of a copy ran")
         assert graded == expected, f"class grader {graded} != nbgrader autograde {expected}"
         assert graded[(ANN, ONE)] == 12 and graded[(BEN, ONE)] < 12, (graded, log)
+        check_deleted_test_cell(hub)
 
-        grade_in_formgrader(browser, hub)
+        grade_in_formgrader(pages[INSTRUCTOR], hub)
         step("written answer graded in formgrader, in JupyterLab")
         log = class_grade(hub)
         step("class grader ran again: the hand-given points in reports and feedback")
@@ -444,6 +513,31 @@ def run_term(hub: Hub, playwright, step) -> None:
             if not page.is_closed():
                 page.screenshot(path=str(ARTIFACTS / f"hub_{name}.png"))
         browser.close()
+
+
+def check_deleted_test_cell(hub: Hub) -> None:
+    """ben's hand-in without a test cell: the instructor reads why, and nothing is lost.
+
+    The class grader puts the cell back from the gradebook and runs it (nbgrader's
+    ``add_missing_cells``): it scores 0 for his wrong one_hot, and every other answer of
+    the same hand-in is graded as usual.
+    """
+    from nbgrader.api import Gradebook
+
+    integrity = (hub.course / "reports" / "integrity.md").read_text()
+    section = integrity.split(f"## {BEN} / {ONE} (", 1)[-1].split("\n## ", 1)[0]
+    note = f"{ONE}: deleted test cell {DELETED_TEST} (restored from the gradebook)"
+    assert note in section, integrity
+    with Gradebook(f"sqlite:///{hub.course / 'gradebook.db'}") as gradebook:
+        notebook = gradebook.find_submission_notebook(ONE, ONE, BEN)
+        grades = {g.name: (g.score, g.max_score) for g in notebook.grades}
+    assert grades[DELETED_TEST] == (0, grades[DELETED_TEST][1]), grades
+    others = {
+        name: score
+        for name, score in grades.items()
+        if not name.startswith(DELETED_TEST) and score[0] != score[1]
+    }
+    assert not others, f"ben's other answers lost points: {others}"
 
 
 def check_reports(hub: Hub) -> None:
