@@ -28,8 +28,8 @@ from pathlib import Path
 import nbformat
 
 from instructor import anatomy
-from instructor.classroom.forked_kernel import zygote_available
 from instructor.classroom.grade import ClassGrader
+from instructor.classroom.worker.zygote import zygote_available
 from instructor.nbgrader_env import nbgrader_env
 from instructor.paths import BENCHMARKS
 from instructor.scratch_course import ScratchCourse

@@ -15,12 +15,12 @@ from datetime import UTC, timedelta
 from pathlib import Path
 from typing import Any
 
+from instructor.classroom.worker.isolation import Limits
 from instructor.lms import lms_names
 from instructor.lms.intake import MIB, DownloadLimits
 from instructor.paths import AUTOGRADER
 
 from .records import GraderEnvironmentError
-from .sandbox import Limits
 
 DEFAULT_ROOT = AUTOGRADER
 PLAIN_PENALTIES = (

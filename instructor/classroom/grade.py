@@ -38,17 +38,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from instructor.paths import COURSE_ROOT
-from instructor.student_ids import id_problem, refusal
-
-from .cluster import check_cluster, connect
-from .containment import Unreadable, contain, unreadable_staging
-from .execute import (
+from instructor.classroom.worker.isolation import Limits, isolation_note
+from instructor.classroom.worker.session import (
     GraderEnvironmentError,
     check_kernel_environment,
     execute_notebook,
     unexecuted,
 )
+from instructor.paths import COURSE_ROOT
+from instructor.student_ids import id_problem, refusal
+
+from .cluster import check_cluster, connect
+from .containment import Unreadable, contain, unreadable_staging
 from .feedback import lacking_feedback, write_feedback
 from .gradebook_reads import from_gradebook
 from .gradebook_watch import GradebookWatch
@@ -58,7 +59,6 @@ from .records import ExecutionResult, HandIn, HandInSummary, Outcome
 from .replay import record_hand_in
 from .reports import run_lines, write_reports
 from .resume import ResumeState, fingerprint, grading_context
-from .sandbox import Limits, isolation_note
 from .staging import Staged, stage
 
 __all__ = ["ClassGrader"]

@@ -16,8 +16,8 @@ import nbformat
 import pytest
 
 from instructor import anatomy, registry
-from instructor.classroom import execute
-from instructor.classroom.sandbox import Limits
+from instructor.classroom.worker import session as execute
+from instructor.classroom.worker.isolation import Limits
 
 LINE_MIN = 12
 """Hidden lines shorter than this (``)``, ``else:``) say nothing of the test."""

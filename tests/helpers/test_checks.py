@@ -618,7 +618,7 @@ def test_checked_call_gives_the_same_message_in_the_kernel_and_in_the_class_grad
     as tests/instructor/classroom/conftest.py does) sends the exception back as data and the
     grader raises it again as a built-in type; the student reads the same message."""
     from instructor.classroom.kernel import probe as probe_kernel
-    from instructor.classroom.probe import Channel
+    from instructor.classroom.worker.judge import Channel
 
     function = _raises_from_the_kernel(kind)
     monkeypatch.setattr(probe_kernel, "_namespace", lambda: {"mistaken": function})

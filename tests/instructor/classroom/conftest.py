@@ -20,8 +20,8 @@ import pytest
 
 from instructor import anatomy
 from instructor.classroom.kernel import probe as probe_kernel
-from instructor.classroom.probe import Channel
-from instructor.classroom.sandbox import Limits
+from instructor.classroom.worker.isolation import Limits
+from instructor.classroom.worker.judge import Channel
 from instructor.scratch_course import ScratchCourse
 
 ASSIGNMENT = "01_vector_sets"

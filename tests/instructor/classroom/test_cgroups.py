@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from instructor.classroom import cgroups
+from instructor.classroom.worker import isolation as cgroups
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers import checks
-from instructor.classroom.verdict import run_test
+from instructor.classroom.worker.judge import run_test
 
 INSTRUCTOR = Path(__file__).resolve().parents[3] / "instructor"
 
@@ -121,7 +121,7 @@ def test_using_the_declared_hook_is_not_a_replacement() -> None:
 
 def test_no_instructor_module_replaces_or_reads_a_private_name_of_helpers_checks() -> None:
     modules = sorted(INSTRUCTOR.rglob("*.py"))
-    assert INSTRUCTOR / "classroom" / "verdict.py" in modules
+    assert INSTRUCTOR / "classroom" / "worker" / "judge.py" in modules
     found = {
         str(path.relative_to(INSTRUCTOR)): hits
         for path in modules

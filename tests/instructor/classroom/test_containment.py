@@ -31,7 +31,7 @@ from instructor.classroom.grade import ClassGrader
 from instructor.classroom.integrity import MAX_DEPTH, read_submission
 from instructor.classroom.nbgrader_setup import STAGING_FOLDER
 from instructor.classroom.records import HandIn, Outcome
-from instructor.classroom.sandbox import Limits, isolation
+from instructor.classroom.worker.isolation import Limits, isolation
 from instructor.scratch_course import ScratchCourse
 from support.hostile import ASSIGNMENT, CORPUS, NOTEBOOK, REFUSED_IDS, wrong_answers
 

@@ -21,8 +21,8 @@ import pytest
 from instructor import anatomy
 from instructor.classroom.grade import ClassGrader
 from instructor.classroom.outcomes import attention
-from instructor.classroom.sandbox import Limits
 from instructor.classroom.staging import SECRET_FILE
+from instructor.classroom.worker.isolation import Limits
 from instructor.nbgrader_env import nbgrader_env
 from instructor.scratch_course import ScratchCourse
 

@@ -10,11 +10,11 @@ import nbformat
 import pytest
 
 from instructor import anatomy
-from instructor.classroom import execute
-from instructor.classroom.execute import _guard_report, _with_guards, unexecuted
 from instructor.classroom.kernel.guard import REPORT_PREFIX
 from instructor.classroom.records import ZeroedTest, ZeroKind
-from instructor.classroom.sandbox import Limits
+from instructor.classroom.worker import session as execute
+from instructor.classroom.worker.isolation import Limits
+from instructor.classroom.worker.session import _guard_report, _with_guards, unexecuted
 
 ASSIGNMENT = "01_vector_sets"
 FUNCTIONS = ("one_hot", "frame_signal", "context_window")

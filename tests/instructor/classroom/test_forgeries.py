@@ -21,7 +21,7 @@ import pytest
 from instructor.classroom.grade import ClassGrader
 from instructor.classroom.outcomes import attention
 from instructor.classroom.records import HandInSummary
-from instructor.classroom.sandbox import Limits, isolation
+from instructor.classroom.worker.isolation import Limits, isolation
 from instructor.scratch_course import ScratchCourse
 from support.forgeries import (
     ASSIGNMENT,

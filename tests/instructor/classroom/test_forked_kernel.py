@@ -9,8 +9,9 @@ import os
 import nbformat
 import pytest
 
-from instructor.classroom import execute, forked_kernel
-from instructor.classroom.sandbox import Limits
+from instructor.classroom.worker import session as execute
+from instructor.classroom.worker import zygote as forked_kernel
+from instructor.classroom.worker.isolation import Limits
 
 pytestmark = pytest.mark.skipif(
     not forked_kernel.zygote_available(), reason="the zygote needs root and bubblewrap"
@@ -56,7 +57,7 @@ found["zygote_memory"] = "refused"
 for pid in os.listdir("/proc"):
     if pid.isdigit() and int(pid) != os.getpid():
         try:
-            if "instructor.classroom.zygote" in open(f"/proc/{{pid}}/cmdline").read():
+            if "instructor.classroom.worker.zygote" in open(f"/proc/{{pid}}/cmdline").read():
                 open(f"/proc/{{pid}}/mem", "rb").read(1)
                 found["zygote_memory"] = "read"
         except OSError:

@@ -22,7 +22,7 @@ from instructor import anatomy, registry
 from instructor.classroom.grade import ClassGrader
 from instructor.classroom.outcomes import attention
 from instructor.classroom.records import HandInSummary
-from instructor.classroom.sandbox import Limits, isolation
+from instructor.classroom.worker.isolation import Limits, isolation
 from instructor.lms.csv_safety import safe_cell
 from instructor.scratch_course import ScratchCourse
 from support.hostile import (
@@ -349,7 +349,7 @@ def test_a_kernel_that_cannot_load_the_grader_scores_no_one(
     from nbgrader.api import Gradebook
 
     from instructor.classroom import grade as grade_module
-    from instructor.classroom.execute import GraderEnvironmentError
+    from instructor.classroom.worker.session import GraderEnvironmentError
 
     def broken_environment(limits: Limits) -> None:
         # A local function: Dask sends it to the worker by value, where it stands for a

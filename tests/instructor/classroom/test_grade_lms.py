@@ -397,7 +397,7 @@ def test_a_download_with_a_zip_bomb_and_hostile_ids_grades_the_rest(
     named, and the honest students of the same download are graded in full."""
     import shutil
 
-    from instructor.classroom.sandbox import isolation
+    from instructor.classroom.worker.isolation import isolation
 
     if sandbox == "none":
         monkeypatch.setenv("COURSE_SANDBOX", "none")

@@ -16,7 +16,7 @@ import pytest
 
 from instructor import registry
 from instructor.classroom.grade import ClassGrader
-from instructor.classroom.sandbox import Limits
+from instructor.classroom.worker.isolation import Limits
 from instructor.scratch_course import ScratchCourse
 
 pytestmark = pytest.mark.xdist_group("classroom-shared")

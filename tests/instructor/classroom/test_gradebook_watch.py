@@ -10,7 +10,7 @@ import pytest
 from instructor.classroom.grade import ClassGrader
 from instructor.classroom.gradebook_watch import GradebookChanged, GradebookWatch, ScoreKey
 from instructor.classroom.nbgrader_setup import NbgraderCourse
-from instructor.classroom.sandbox import Limits
+from instructor.classroom.worker.isolation import Limits
 from instructor.scratch_course import ScratchCourse
 
 ASSIGNMENT = "01_vector_sets"

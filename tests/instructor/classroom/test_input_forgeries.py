@@ -20,7 +20,7 @@ from instructor import anatomy
 from instructor.classroom.grade import ClassGrader
 from instructor.classroom.outcomes import attention
 from instructor.classroom.records import HandInSummary
-from instructor.classroom.sandbox import Limits, isolation
+from instructor.classroom.worker.isolation import Limits, isolation
 from instructor.scratch_course import ScratchCourse
 from support.input_forgeries import CORPUS, LIES, InputForgery
 

@@ -23,10 +23,11 @@ import nbformat
 import pytest
 
 from instructor import anatomy
-from instructor.classroom import cgroups, execute
 from instructor.classroom.grade import ClassGrader
 from instructor.classroom.records import ExecutionResult, HandInSummary
-from instructor.classroom.sandbox import Limits, isolation
+from instructor.classroom.worker import isolation as cgroups
+from instructor.classroom.worker import session as execute
+from instructor.classroom.worker.isolation import Limits, isolation
 from instructor.scratch_course import ScratchCourse
 from support.hostile import (
     ESCAPED_DAEMON,
@@ -235,7 +236,7 @@ def test_a_spinning_kernel_leaves_the_others_scores_unchanged(
 
 def test_the_grader_says_what_is_not_isolated(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where no cgroup can be written, the grader's first line names what is not isolated."""
-    from instructor.classroom import sandbox
+    from instructor.classroom.worker import isolation as sandbox
 
     monkeypatch.setattr(sandbox, "layout", lambda: cgroups.Layout())
     note = sandbox.isolation_note()
@@ -252,7 +253,7 @@ def test_a_timed_rule_counts_the_kernel_s_cpu_time_where_it_has_a_cgroup(tmp_pat
     """A probe with a time of its own (``check_without_loop_over_positions``) is limited in
     the kernel's CPU time where there is a clock, and the cell's limit on the clock stays;
     without one, both are on the clock, as before."""
-    from instructor.classroom.kernel_session import KernelSession, TimeLimit
+    from instructor.classroom.worker.session import KernelSession, TimeLimit
 
     def clock() -> float:
         return 1.0

@@ -88,7 +88,7 @@ def test_a_kernel_that_cannot_load_the_grader_exits_with_code_2(
     from nbgrader.api import Gradebook
 
     from instructor.classroom import grade as grade_module
-    from instructor.classroom.execute import GraderEnvironmentError
+    from instructor.classroom.worker.session import GraderEnvironmentError
 
     def broken_environment(limits: object) -> None:
         # Sent to the worker by value (a local function): a kernel without the course.

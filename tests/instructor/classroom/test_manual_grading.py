@@ -22,7 +22,7 @@ from nbgrader.api import Gradebook
 
 from instructor import anatomy
 from instructor.classroom.grade import ClassGrader
-from instructor.classroom.sandbox import Limits
+from instructor.classroom.worker.isolation import Limits
 from instructor.scratch_course import ScratchCourse
 from support.cells import written_answer_cell
 

@@ -14,7 +14,7 @@ from torch import nn
 
 from helpers.reference_layers import TorchAttention
 from instructor.classroom.kernel.wire import known_layer
-from instructor.classroom.probe import RemoteModule
+from instructor.classroom.worker.judge import RemoteModule
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from instructor.classroom.kernel import probe as probe_kernel
-from instructor.classroom.probe import (
+from instructor.classroom.worker.judge import (
     ProbeError,
     RemoteError,
     RemoteFunction,

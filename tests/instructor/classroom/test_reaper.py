@@ -10,8 +10,9 @@ import time
 import nbformat
 import pytest
 
-from instructor.classroom import execute, reaper
-from instructor.classroom.sandbox import Limits
+from instructor.classroom.worker import isolation as reaper
+from instructor.classroom.worker import session as execute
+from instructor.classroom.worker.isolation import Limits
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from instructor.classroom.sandbox import Limits, isolation, sandbox_command
+from instructor.classroom.worker.isolation import Limits, isolation, sandbox_command
 
 
 def test_the_sandbox_binds_only_what_the_kernel_needs(tmp_path: Path) -> None:

@@ -7,8 +7,7 @@ from __future__ import annotations
 import torch
 
 from instructor.classroom.kernel import probe as probe_kernel
-from instructor.classroom.probe import ProbeTimeout
-from instructor.classroom.verdict import free_names, run_test
+from instructor.classroom.worker.judge import ProbeTimeout, free_names, run_test
 
 TEST = """\
 import torch

@@ -16,8 +16,8 @@ from nbconvert import HTMLExporter
 from instructor import anatomy
 from instructor.classroom.grade import ClassGrader
 from instructor.classroom.records import AWAITING
-from instructor.classroom.sandbox import Limits
 from instructor.classroom.sanitise import inert_markdown
+from instructor.classroom.worker.isolation import Limits
 from instructor.scratch_course import ScratchCourse
 from support.cells import written_answer_cell
 from support.hostile import SCRIPT_MARKDOWN, active_content, visible_text

@@ -1,0 +1,781 @@
+"""One notebook's kernel as the grader drives it: sandboxed, cell by cell, tests judged outside.
+
+- :class:`SandboxedKernelManager` starts the kernel in the sandbox (:mod:`.sandbox`), or
+  forked from the worker's zygote (:mod:`.forked_kernel`), and talks to it over Unix sockets;
+- :class:`GradingClient` (nbclient) runs the notebook's cells in the kernel and hands each
+  test cell to a judge instead; it also runs a probe's line of code in the kernel;
+- :class:`KernelSession` is that judge: the probe channel into the kernel (:mod:`.probe`),
+  the one thread the test cells run on (:mod:`.verdict`), and their verdicts.
+
+:mod:`.execute` builds these for one notebook and turns what happened into an
+``ExecutionResult``.
+
+Run one sanitised submission notebook in a sandboxed kernel; judge its test cells outside.
+
+This is the heavy step, run by a worker (a local process or a Dask worker on another
+machine): it needs the notebook only, never the gradebook. What comes back is the executed
+notebook, cell for cell the one it was given, plus an account of what happened.
+
+The kernel runs the student's cells, and only those. Each test cell (its source restored from
+the gradebook) runs here, in the worker's own process, when the notebook reaches it
+(:mod:`.verdict`): calls of the graded functions are probes into the kernel
+(:mod:`.probe`), whose answers come back as plain data. So the expected answers never enter
+the kernel, and nothing the student's code does there can change a comparison or the verdict:
+a test cell passes when its code, run here, raises nothing. nbgrader then scores the outputs
+as usual. A test cell the notebook never reached (time limit, dead kernel) gets an error
+output, so that its empty output is not read as a pass.
+
+Where the grader is root with bubblewrap, the kernel is forked from the worker's zygote
+(:mod:`.zygote`, :mod:`.forked_kernel`), which has imported torch and the rest once;
+elsewhere each kernel starts from scratch in a sandbox of its own (:mod:`.sandbox`). Either
+way, where cgroups can be written, the kernel has a cgroup of its own (:mod:`.cgroups`): its
+limits as a whole, its CPU time for the timed rules, and every process it started, all
+ended when the notebook ends.
+
+The guard (:mod:`.guard`) still runs in the kernel before each test cell, as defence in
+depth: what it finds replaced goes to the integrity report, and no grade depends on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from pathlib import Path
+from queue import Empty
+from typing import Any
+
+import nbformat
+from jupyter_client.manager import AsyncKernelManager
+from jupyter_core.utils import ensure_async
+from nbclient import NotebookClient
+from nbclient.exceptions import DeadKernelError
+from nbformat import NotebookNode
+
+from instructor import anatomy
+from instructor.classroom.kernel.guard import REPORT_PREFIX
+from instructor.classroom.worker.isolation import (
+    KernelCgroup,
+    Limits,
+    copy_font_cache,
+    kernel_cgroup_for,
+    kernels_leave_root,
+    reaped,
+    sandbox_command,
+    sandbox_uid,
+)
+from instructor.classroom.worker.judge import (
+    BEST_EFFORT,
+    Channel,
+    KernelGone,
+    ProbeError,
+    ProbeTimeout,
+    TestVerdict,
+    run_test,
+)
+from instructor.classroom.worker.zygote import (
+    Zygote,
+    ZygoteError,
+    ZygoteProvisioner,
+    zygote_available,
+    zygote_for_worker,
+)
+from instructor.paths import SOLUTIONS
+
+__all__ = [
+    "GraderEnvironmentError",
+    "GradingClient",
+    "INSTALL_HINT",
+    "KernelSession",
+    "STUDENT_VIEW",
+    "SandboxedKernelManager",
+    "TimeLimit",
+    "check_kernel_environment",
+    "execute_notebook",
+    "grading_client",
+    "unexecuted",
+]
+
+
+STUDENT_VIEW = "student_view_outputs"
+"""Cell metadata: a test cell's outputs when it ran in the kernel (``student_view``), kept
+by :mod:`.execute` and carried into the autograded notebook by :mod:`.replay_execute`."""
+
+
+class GraderEnvironmentError(RuntimeError):
+    """The kernel cannot load the grader's code: no submission can be graded here.
+
+    Raised by :mod:`.execute`, caught by :mod:`.grade` and the command line; it lives here so
+    that the command line can name it without importing torch.
+    """
+
+
+class Outcome(StrEnum):
+    """How one notebook's grading ended (``NotebookSummary.outcome``; ``""``: not decided yet,
+    a notebook staged but not executed)."""
+
+    OK = "ok"
+    TIME_LIMIT = "time limit"
+    """The notebook ran past its wall-clock limit; the cells after it did not run."""
+    KERNEL_DIED = "kernel died"
+    GRADER_ERROR = "grader error"
+    """The grader's own machinery failed (twice); no test cell counts."""
+    MISSING = "missing"
+    """The hand-in has no such notebook."""
+    UNREADABLE = "unreadable"
+    """The file is not a notebook."""
+
+
+NOT_RUN_OUTCOMES = (Outcome.MISSING, Outcome.UNREADABLE, Outcome.GRADER_ERROR)
+"""Notebook outcomes where no test cell ran (a time limit or a dead kernel stops part way:
+their cells that did not run are :attr:`ZeroKind.NOT_RUN` in ``zeroed``)."""
+ZERO_OUTCOMES = (*NOT_RUN_OUTCOMES, Outcome.TIME_LIMIT, Outcome.KERNEL_DIED)
+"""Notebook outcomes that explain a score of 0 by themselves."""
+
+
+class ZeroKind(StrEnum):
+    """Why the grader scored a test cell 0 itself (not a failing test)."""
+
+    NOT_RUN = "not run"
+    """The notebook stopped (or never started) before this cell."""
+    BROKEN_PROTOCOL = "broken protocol"
+    """The kernel's answer to a probe was not data in the protocol's format."""
+    STOPPED = "stopped"
+    """The grader stopped a call of the student's code at its time limit."""
+    OTHER = "other"
+    """Read from a state written before kinds were recorded."""
+
+
+@dataclass(frozen=True)
+class ZeroedTest:
+    """A test cell the grader scored 0, and why."""
+
+    test: str
+    reason: str
+    kind: ZeroKind = ZeroKind.OTHER
+
+
+@dataclass(frozen=True)
+class ExecutionResult:
+    """What one notebook's execution produced (plain data: it travels back from a worker)."""
+
+    notebook: dict[str, Any]
+    """The executed notebook, cell for cell the sanitised one it was given."""
+    outcome: Outcome = Outcome.OK
+    """``ok``, ``time limit``, ``kernel died`` or ``grader error``."""
+    detail: str = ""
+    zeroed: tuple[ZeroedTest, ...] = ()
+    restored: tuple[str, ...] = ()
+    """Replacements found (and undone) before a test."""
+    events: tuple[str, ...] = ()
+    """What the kernel's audit hook saw (connections, subprocesses, writes outside its copy)."""
+    truncated_cells: tuple[int, ...] = ()
+    seconds: float = 0.0
+    best_effort: tuple[str, ...] = ()
+    """Rules measured inside the student's kernel (a determined student could forge them),
+    each with the test that asked: ``"check_largest_tensor (...) in test_x"``."""
+    probes: int = 0
+    """Calls of the student's code made by the grader's test cells."""
+
+
+INSTALL_HINT = (
+    "Install the course package (pip install -e '.[instructor]') in the environment the "
+    "kernel runs in."
+)
+
+
+class SandboxedKernelManager(AsyncKernelManager):
+    """A kernel manager whose kernel starts in the sandbox and talks over Unix sockets.
+
+    Unix sockets live in the submission's folder, so the grader outside reaches a kernel
+    whose network namespace has no way out.
+    """
+
+    def __init__(
+        self,
+        workdir: Path,
+        probes: Path,
+        limits: Limits,
+        uid: int,
+        zygote: Zygote | None = None,
+        cgroup: KernelCgroup | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(kernel_name="python3", transport="ipc", **kwargs)
+        self.uid = uid
+        self.workdir = workdir
+        self.probes = probes
+        self.limits = limits
+        self.zygote = zygote
+        self.cgroup = cgroup
+        self.ip = str(workdir / "kernel")
+        self.connection_file = str(workdir / "kernel.json")
+
+    def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+        command = super().format_kernel_cmd(extra_arguments)
+        if self.zygote is not None:
+            return command  # the zygote's sandbox, user id and limits apply to its child
+        return sandbox_command(
+            command, self.workdir, self.limits, self.uid, self.probes, self.cgroup
+        )
+
+    async def _async_pre_start_kernel(self, **kw: Any) -> tuple[list[str], dict[str, Any]]:
+        if self.zygote is not None and self.provisioner is None:
+            self.kernel_id = self.kernel_id or str(uuid.uuid4())
+            provisioner = ZygoteProvisioner(
+                kernel_id=self.kernel_id, kernel_spec=self.kernel_spec, parent=self
+            )
+            provisioner.zygote, provisioner.workdir = self.zygote, self.workdir
+            provisioner.uid, provisioner.limits = self.uid, self.limits
+            provisioner.cgroup = self.cgroup
+            self.provisioner = provisioner
+        return await super()._async_pre_start_kernel(**kw)
+
+    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+        # The kernel's own console chatter is not the grader's business.
+        kw.update(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        await super()._async_launch_kernel(kernel_cmd, **kw)
+
+    def write_connection_file(self, **kwargs: Any) -> tuple[str, dict]:
+        written = super().write_connection_file(**kwargs)
+        if kernels_leave_root():
+            os.chown(self.connection_file, self.uid, self.uid)
+        return written
+
+
+@dataclass(frozen=True)
+class TimeLimit:
+    """A probe's time limit: ``wall`` seconds on the clock on the wall, and for a timed rule
+    ``cpu`` seconds of the kernel's own CPU time, read by ``clock`` from outside the kernel
+    (its cgroup's count, :meth:`.cgroups.KernelCgroup.cpu_seconds`): how many other kernels
+    run meanwhile, and how much CPU they take, does not change what the kernel used."""
+
+    wall: float
+    cpu: float | None = None
+    clock: Callable[[], float | None] | None = None
+
+    def describe(self) -> str:
+        if self.cpu is not None:
+            return f"used more than {self.cpu:g} s of the kernel's CPU time"
+        return f"ran longer than {self.wall:g} s"
+
+
+class GradingClient(NotebookClient):
+    """nbclient with a cap on each cell's stored output."""
+
+    def __init__(self, *args: Any, output_limit: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.output_limit = output_limit
+        self.output_sizes: dict[int, int] = {}
+        self.truncated: set[int] = set()
+
+    def output(self, outs, msg, display_id, cell_index):  # nbclient's signature
+        size = len(json.dumps(msg.get("content", {})))
+        used = self.output_sizes.get(cell_index, 0) + size
+        self.output_sizes[cell_index] = used
+        if used > self.output_limit:
+            if cell_index not in self.truncated:
+                self.truncated.add(cell_index)
+                note = f"[output beyond {self.output_limit // 1024} KiB dropped by the grader]\n"
+                outs.append(nbformat.v4.new_output("stream", name="stdout", text=note))
+            return None
+        return super().output(outs, msg, display_id, cell_index)
+
+    async def async_execute_graded(self, judge: Any, student_view: bool = False) -> None:
+        """Execute the notebook's cells in the kernel, except test cells: for each of those,
+        ``await judge(index, cell)``, which decides it outside the kernel.
+
+        With ``student_view``, each test cell first runs in the kernel too, as in the
+        student's notebook; its outputs are kept in the cell's metadata
+        (``student_view_outputs``), never graded: the course's own tests check that both
+        views of every grading case agree.
+        """
+        async with self.async_setup_kernel():
+            assert self.kc is not None
+            await self.async_wait_for_reply(await ensure_async(self.kc.kernel_info()))
+            await judge(None, None)
+            for index, cell in enumerate(self.nb.cells):
+                if anatomy.is_test_cell(cell):
+                    if student_view:
+                        await self.async_execute_cell(cell, index, execution_count=None)
+                        cell.metadata[STUDENT_VIEW] = cell.outputs
+                        cell.outputs = []
+                    await judge(index, cell)
+                else:
+                    await self.async_execute_cell(
+                        cell, index, execution_count=self.code_cells_executed + 1
+                    )
+
+    async def probe(self, code: str, limit: TimeLimit) -> None:
+        """Execute ``code`` silently in the kernel; return when it has replied.
+
+        Raises :class:`ProbeTimeout` once past ``limit`` (the kernel is interrupted first)
+        and :class:`KernelGone` when the kernel dies meanwhile.
+        """
+        assert self.kc is not None and self.km is not None
+        clock = limit.clock if limit.cpu is not None else None
+        cpu_start = clock() if clock is not None else None
+        msg_id = self.kc.execute(code, silent=True, store_history=False, allow_stdin=False)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + limit.wall
+        interrupted = False
+        over = ""
+        while True:
+            try:
+                msg = await ensure_async(self.kc.shell_channel.get_msg(timeout=0.05))
+            except Empty:
+                try:
+                    await self._async_check_alive()
+                except DeadKernelError:
+                    raise KernelGone("the kernel stopped answering") from None
+                if interrupted:
+                    if loop.time() > deadline:
+                        raise ProbeTimeout(
+                            f"the call {over} (the grader's time limit) and ignored the interrupt"
+                        ) from None
+                    continue
+                used = clock() if clock is not None else None
+                if used is not None and cpu_start is not None and limit.cpu is not None:
+                    over = limit.describe() if used - cpu_start > limit.cpu else ""
+                if not over and loop.time() > deadline:
+                    over = TimeLimit(limit.wall).describe()
+                if over:
+                    await ensure_async(self.km.interrupt_kernel())
+                    interrupted, deadline = True, loop.time() + 5
+                continue
+            if msg["parent_header"].get("msg_id") == msg_id:
+                if interrupted:
+                    raise ProbeTimeout(f"the call {over}, the grader's time limit")
+                return
+
+
+def _note_reply(cell: NotebookNode, cell_index: int, execute_reply: dict) -> None:
+    """Give a cell that failed without an error output of its own (a time-out) one, as
+    nbgrader does, so that it is not read as a pass."""
+    content = execute_reply.get("content", {})
+    if content.get("status") == "error":
+        enames = {o.get("ename") for o in cell.outputs if o.get("output_type") == "error"}
+        if content.get("ename") not in enames:
+            cell.outputs.append(
+                nbformat.v4.new_output(
+                    "error",
+                    ename=content.get("ename", "Error"),
+                    evalue=content.get("evalue", ""),
+                    traceback=content.get("traceback") or [content.get("ename", "Error")],
+                )
+            )
+
+
+def grading_client(
+    guarded: NotebookNode, km: SandboxedKernelManager, limits: Limits, start_lines: list[str]
+) -> GradingClient:
+    """The nbclient client of one guarded notebook, with the grader's limits."""
+    client = GradingClient(
+        guarded,
+        km=km,
+        output_limit=limits.output_kib * 1024,
+        timeout=limits.cell_seconds,
+        startup_timeout=120,
+        allow_errors=True,
+        interrupt_on_timeout=True,
+        raise_on_iopub_timeout=True,
+        record_timing=False,
+        error_on_timeout={
+            "ename": "CellTimeoutError",
+            "evalue": f"the grader stopped the cell at its time limit of {limits.cell_seconds} s",
+            "traceback": [
+                f"CellTimeoutError: the grader stopped the cell at its time limit of "
+                f"{limits.cell_seconds} s"
+            ],
+        },
+        extra_arguments=[
+            "--HistoryManager.hist_file=:memory:",
+            *[f"--IPKernelApp.exec_lines={line}" for line in start_lines],
+        ],
+        resources={"metadata": {"path": str(km.workdir)}},
+        on_cell_executed=_note_reply,
+    )
+    km.kernel_spec.interrupt_mode = "message"  # signals do not cross into the sandbox
+    return client
+
+
+class KernelSession:
+    """The judge of one notebook's test cells: each runs (:func:`.verdict.run_test`) on a
+    thread of its own, its probes reach the kernel through :attr:`channel`, and its verdict
+    is kept by the test cell's index.
+
+    The thread is never waited for, so a test stuck on a stopped kernel cannot hold the
+    worker (its probes fail once the kernel is gone).
+    """
+
+    def __init__(
+        self,
+        client: GradingClient,
+        probes: Path,
+        uid: int | None,
+        cell_seconds: float,
+        name: str,
+        cpu_clock: Callable[[], float | None] | None = None,
+    ) -> None:
+        self.client = client
+        self.seconds = float(cell_seconds)
+        self.cpu_clock = cpu_clock
+        """The kernel's CPU time (its cgroup's), for timed rules; None: they use the wall
+        clock."""
+        self.tests = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix=f"tests-{name}")
+        self.loop: asyncio.AbstractEventLoop | None = None
+        """The loop nbclient runs in: probes from the test thread are scheduled on it."""
+        self.channel = Channel(probes, self.run_in_kernel, uid)
+        self.verdicts: dict[int, TestVerdict] = {}
+
+    def time_limit(self, seconds: float | None) -> TimeLimit:
+        """A probe's limit: the cell's time limit, and for a timed rule (``seconds``, as
+        ``check_without_loop_over_positions`` asks) that many seconds of the kernel's CPU
+        time where its cgroup counts it, else of the clock on the wall (never more than the
+        cell's time limit)."""
+        if seconds is None:
+            return TimeLimit(self.seconds)
+        if self.cpu_clock is not None:
+            return TimeLimit(self.seconds, float(seconds), self.cpu_clock)
+        return TimeLimit(min(seconds, self.seconds))
+
+    def run_in_kernel(self, code: str, seconds: float | None = None) -> None:
+        """Run a probe's line in the kernel, from the test thread (:attr:`Channel.run`),
+        within :meth:`time_limit`."""
+        assert self.loop is not None, "no test cell is being judged"
+        limit = self.time_limit(seconds)
+        future = asyncio.run_coroutine_threadsafe(self.client.probe(code, limit), self.loop)
+        try:
+            future.result(timeout=limit.wall + 30)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise KernelGone("the grader lost the kernel") from None
+
+    async def judge(self, index: int | None, cell: NotebookNode | None) -> None:
+        """Judge the test cell ``cell`` (``None``: the handshake before the first cell)."""
+        self.loop = asyncio.get_running_loop()
+        if cell is None:
+            await self.loop.run_in_executor(self.tests, _handshake, self.channel)
+            return
+        verdict = await self.loop.run_in_executor(
+            self.tests, run_test, cell.source, anatomy.grade_id(cell), self.channel, self.seconds
+        )
+        cell.outputs = verdict.outputs
+        self.verdicts[index] = verdict
+        if verdict.stopped == "kernel died":
+            raise DeadKernelError("the kernel died during a test")
+
+    def close(self) -> None:
+        self.tests.shutdown(wait=False, cancel_futures=True)
+
+
+def _handshake(channel: Channel) -> None:
+    """Before the first cell: the kernel must have loaded the grader's guard and probe."""
+    try:
+        for flag in ("__grader_guarded__", "__grader_ready__"):
+            if channel.lookup(flag) is not True:
+                raise ProbeError(f"{flag} is not set")
+    except (NameError, ProbeError, ProbeTimeout, KernelGone) as error:
+        raise GraderEnvironmentError(
+            "the kernel cannot load the grader's code (instructor.classroom.kernel.guard and "
+            f"kernel.probe): {type(error).__name__}: {error}. {INSTALL_HINT}"
+        ) from None
+
+
+@dataclass(frozen=True)
+class GuardedTest:
+    """A test cell after its guard cell in the guarded notebook."""
+
+    test: str
+    at: int
+    """The test cell's index in the guarded notebook (its guard: ``at - 1``)."""
+    nonce: str
+
+
+def _with_guards(nb: NotebookNode) -> tuple[NotebookNode, list[GuardedTest]]:
+    """A copy of ``nb`` with a guard cell before every test cell."""
+    guarded = nbformat.from_dict(json.loads(json.dumps(nb)))
+    cells = []
+    plan: list[GuardedTest] = []
+    for index, cell in enumerate(guarded.cells):
+        if anatomy.is_test_cell(cell):
+            test = anatomy.grade_id(cell)
+            nonce = secrets.token_hex(8)
+            guard = nbformat.v4.new_code_cell(f"__grader_guard__.check('pre', {test!r}, {nonce!r})")
+            guard.metadata["grader_guard"] = {"phase": "pre", "test": test, "index": index}
+            cells.append(guard)
+            plan.append(GuardedTest(test, len(cells), nonce))
+        cells.append(cell)
+    guarded.cells = cells
+    return guarded, plan
+
+
+def _guard_report(cell: NotebookNode, nonce: str) -> dict | None:
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "stream" and output.get("name") == "stdout":
+            for line in output.get("text", "").splitlines():
+                if line.startswith(REPORT_PREFIX):
+                    try:
+                        report = json.loads(line[len(REPORT_PREFIX) :])
+                    except ValueError:
+                        continue
+                    if report.get("nonce") == nonce:
+                        return report
+    return None
+
+
+def _error_output(reason: str) -> NotebookNode:
+    """The error output of a test cell the notebook never reached (nbgrader scores it 0)."""
+    return nbformat.v4.new_output(
+        "error",
+        ename="TestNotRun",
+        evalue=reason,
+        traceback=[f"TestNotRun: {reason}"],
+    )
+
+
+def _start_lines(workdir: Path, probes: Path, figures: bool = False) -> list[str]:
+    forbidden = [str(SOLUTIONS)]
+    lines = [
+        "import instructor.classroom.kernel.guard as __grader_guard__; "
+        f"__grader_guard__.install({str(workdir)!r}, {tuple(forbidden)!r}, ({str(probes)!r},)); "
+        "__grader_guarded__ = True",
+        "import instructor.classroom.kernel.probe as __grader_probe__; __grader_ready__ = True",
+    ]
+    if not figures:
+        # No grade depends on a drawn figure, and drawing them (Agg, then PNG) is a large
+        # part of a notebook's time: figures are shown as their text, "<Figure size ...>".
+        lines.append(
+            "from matplotlib_inline.config import InlineBackend as __grader_inline__; "
+            "__grader_inline__.instance().figure_formats = set(); del __grader_inline__"
+        )
+    return lines
+
+
+def _prepare_probes(parent: Path | None) -> Path:
+    """The grader's folder for the probes: the kernel may read it, and write only where
+    :class:`.probe.Channel` lets it (never a name the grader writes to)."""
+    probes = Path(tempfile.mkdtemp(prefix="probes-", dir=parent))
+    os.chmod(probes, 0o755)
+    return probes
+
+
+def _prepare_workdir(nb_name: str, uid: int, zygote: Zygote | None) -> Path:
+    workdir = Path(
+        tempfile.mkdtemp(prefix=f"grade-{nb_name}-", dir=zygote.slots if zygote else None)
+    )
+    (workdir / ".matplotlib").mkdir()
+    if zygote is None:  # a forked kernel has matplotlib and its fonts loaded already
+        copy_font_cache(workdir / ".matplotlib")
+    if kernels_leave_root():
+        for path in [workdir, *workdir.rglob("*")]:
+            os.chown(path, uid, uid)
+    os.chmod(workdir, 0o700)
+    return workdir
+
+
+async def _run(
+    client: GradingClient,
+    km: SandboxedKernelManager,
+    limits: Limits,
+    session: KernelSession,
+    student_view: bool,
+) -> Outcome:
+    try:
+        await asyncio.wait_for(
+            client.async_execute_graded(session.judge, student_view),
+            timeout=limits.wall_seconds,
+        )
+    except TimeoutError:
+        return Outcome.TIME_LIMIT
+    except DeadKernelError:
+        return Outcome.KERNEL_DIED
+    finally:
+        if km.has_kernel:
+            await km.shutdown_kernel(now=True)
+    return Outcome.OK
+
+
+def unexecuted(notebook: NotebookNode, outcome: Outcome, reason: str) -> ExecutionResult:
+    """The result of a notebook that could not be executed: every test cell scores 0."""
+    nb = nbformat.from_dict(json.loads(json.dumps(notebook)))
+    zeroed = []
+    for cell in nb.cells:
+        if anatomy.is_test_cell(cell):
+            cell.outputs = [_error_output(reason)]
+            zeroed.append(ZeroedTest(anatomy.grade_id(cell), reason, ZeroKind.NOT_RUN))
+    return ExecutionResult(dict(nb), outcome=outcome, detail=reason, zeroed=tuple(zeroed))
+
+
+def execute_notebook(
+    notebook: dict[str, Any],
+    name: str,
+    limits: Limits | None = None,
+    student_view: bool = False,
+    figures: bool = False,
+) -> ExecutionResult:
+    """Execute a sanitised notebook in a sandboxed kernel.
+
+    A failure of the grader's own machinery (not of the student's code) is tried once more
+    in a fresh sandbox before it is recorded.
+
+    Args:
+        notebook: the notebook (nbformat 4 dict) after nbgrader's sanitising steps.
+        name: the notebook's name (for the temporary folder's name and messages).
+        limits: time, memory, process and output limits (defaults: :class:`Limits`).
+        student_view: also run each test cell in the kernel (see
+            :meth:`GradingClient.async_execute_graded`); for the course's own tests.
+        figures: draw the notebook's figures (PNG outputs); by default they are left as
+            their text, ``<Figure size ...>``: no grade depends on them.
+    """
+    result = _execute_once(notebook, name, limits or Limits(), student_view, figures)
+    if result.outcome == Outcome.GRADER_ERROR:
+        first = result.detail
+        result = _execute_once(notebook, name, limits or Limits(), student_view, figures)
+        result = replace(result, detail=(result.detail + f" (run twice: first {first})").strip())
+    return result
+
+
+def _execute_once(
+    notebook: dict[str, Any],
+    name: str,
+    limits: Limits,
+    student_view: bool = False,
+    figures: bool = False,
+) -> ExecutionResult:
+    start = time.perf_counter()
+    nb = nbformat.from_dict(notebook)
+    guarded, plan = _with_guards(nb)
+    uid = sandbox_uid()
+    zygote = None
+    if zygote_available():
+        try:
+            zygote = zygote_for_worker()
+        except ZygoteError as error:
+            raise GraderEnvironmentError(
+                f"the kernel cannot load the grader's code: {error}. {INSTALL_HINT}"
+            ) from None
+    workdir = _prepare_workdir(name, uid, zygote)
+    probes = _prepare_probes(zygote.slots if zygote else None)
+    own_uid = kernels_leave_root()
+    (workdir / f"{name}.ipynb").write_text(nbformat.writes(nb))
+    cgroup = kernel_cgroup_for(limits)
+    km = SandboxedKernelManager(workdir, probes, limits, uid, zygote, cgroup)
+    client = grading_client(guarded, km, limits, _start_lines(workdir, probes, figures))
+    clock = cgroup.cpu_seconds if cgroup is not None and cgroup.cpu_seconds() is not None else None
+    session = KernelSession(
+        client, probes, uid if own_uid else None, limits.cell_seconds, name, clock
+    )
+
+    detail = ""
+    try:
+        # Without a zygote, the kernel is this process's child: whatever it leaves running
+        # is re-parented to this process and ended here (with a zygote, the zygote ends its
+        # user's processes). The cgroup, where there is one, lists them all, whatever they
+        # did to leave: they are ended first.
+        with contextlib.nullcontext() if zygote else reaped():
+            try:
+                outcome = asyncio.run(_run(client, km, limits, session, student_view))
+            finally:
+                if cgroup is not None:
+                    cgroup.kill()
+    except GraderEnvironmentError as error:
+        outcome, detail = Outcome.GRADER_ERROR, str(error)
+    except Exception as error:  # noqa: BLE001 - any failure is a recorded outcome, not a crash
+        outcome = Outcome.GRADER_ERROR
+        detail = f"{type(error).__name__}: {error}"
+    finally:
+        session.close()
+        if cgroup is not None:
+            cgroup.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+        shutil.rmtree(probes, ignore_errors=True)
+    if outcome == Outcome.TIME_LIMIT:
+        detail = f"the notebook ran longer than {limits.wall_seconds:g} s and the grader stopped it"
+    elif outcome == Outcome.KERNEL_DIED:
+        detail = "the kernel died (memory or process limit, or the code ended its own process)"
+    judgement = _judge(guarded, plan, session.verdicts, outcome, detail)
+    executed = [c for c in guarded.cells if "grader_guard" not in c.metadata]
+    assert len(executed) == len(nb.cells)
+    nb.cells = executed
+    return ExecutionResult(
+        notebook=dict(nb),
+        outcome=outcome,
+        detail=detail,
+        zeroed=judgement.zeroed,
+        restored=judgement.restored,
+        events=judgement.events,
+        truncated_cells=tuple(sorted(client.truncated)),
+        seconds=time.perf_counter() - start,
+        best_effort=judgement.best_effort,
+        probes=sum(v.probes for v in session.verdicts.values()),
+    )
+
+
+def check_kernel_environment(limits: Limits | None = None) -> None:
+    """Start one sandboxed kernel on an empty notebook and raise
+    :class:`GraderEnvironmentError` if it cannot load the grader's code (run once, before a
+    class is graded, so that no student is scored in a broken environment)."""
+    result = _execute_once(nbformat.v4.new_notebook(), "environment-check", limits or Limits())
+    if result.outcome != Outcome.OK:
+        raise GraderEnvironmentError(result.detail or result.outcome)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What the verdicts and the guard's reports say about the test cells."""
+
+    zeroed: tuple[ZeroedTest, ...]
+    restored: tuple[str, ...]
+    events: tuple[str, ...]
+    best_effort: tuple[str, ...]
+
+
+def _judge(
+    guarded: NotebookNode,
+    plan: list[GuardedTest],
+    verdicts: dict[int, TestVerdict],
+    outcome: str,
+    detail: str,
+) -> Judgement:
+    """Notes for the integrity report; an error output for every test cell not reached."""
+    zeroed: list[ZeroedTest] = []
+    restored: list[str] = []
+    events: list[str] = []
+    best_effort: list[str] = []
+    for entry in plan:
+        at, test = entry.at, entry.test
+        report = _guard_report(guarded.cells[at - 1], entry.nonce)
+        verdict = verdicts.get(at)
+        if report:
+            events += [e for e in report["events"] if e not in events]
+            restored += [f"{item} (before {test})" for item in report["found"]]
+        elif verdict is not None:
+            events.append(f"kept the grader's guard from reporting before {test}")
+        cell = guarded.cells[at]
+        if verdict is None:
+            reason = f"{test} did not run ({outcome}: {detail})".rstrip(": )") + ")"
+            if outcome == Outcome.OK:
+                reason = f"{test} did not run"
+            cell.outputs = [_error_output(reason)]
+            zeroed.append(ZeroedTest(test, reason, ZeroKind.NOT_RUN))
+        elif verdict.broken_protocol:
+            reason = f"{test}: the notebook broke the probe protocol ({verdict.broken_protocol})"
+            zeroed.append(ZeroedTest(test, reason, ZeroKind.BROKEN_PROTOCOL))
+        elif verdict.stopped == "time limit":
+            reason = f"{test}: the grader stopped a call at its time limit"
+            zeroed.append(ZeroedTest(test, reason, ZeroKind.STOPPED))
+        if verdict is not None:
+            best_effort += [f"{BEST_EFFORT[m]} in {test}" for m in verdict.best_effort]
+    return Judgement(tuple(zeroed), tuple(restored), tuple(events), tuple(best_effort))
