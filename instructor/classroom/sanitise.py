@@ -11,8 +11,9 @@ of it can act, and keeps it readable:
 - a markdown cell (or a ``text/markdown`` output) that is *plain* stays as it is: parsed by
   nbconvert's own markdown parser (:func:`markdown_is_plain`), it holds no raw HTML, no
   link or image to anything but ``http``, ``https``, ``mailto``, a relative URL or one of
-  the cell's image attachments, no ``mermaid`` block, and no MathJax command that makes a
-  link or a style (``\\href``, ``\\style``, ... :data:`TEX_ACTIVE`). Every released
+  the cell's image attachments (ammonia, ``nh3``, judges each URL nbconvert writes, as a
+  browser reads it), no ``mermaid`` block, and no MathJax command that makes a link or a
+  style (``\\href``, ``\\style``, ... :data:`TEX_ACTIVE`). Every released
   instructions cell of the course is plain. Anything else is shown as its text, verbatim,
   in a fenced code block under :data:`SHOWN_AS_TEXT` (:func:`inert_markdown`): what the
   student wrote, read as written, never rendered;
@@ -114,26 +115,29 @@ def _tex_active(text: str) -> bool:
     return bool(TEX_ACTIVE.search(text) or TEX_ACTIVE.search(html.unescape(text)))
 
 
-def _nh3_keeps_url(element: str, tag: str, schemes: frozenset[str] = LINK_SCHEMES) -> bool:
-    """Whether ammonia keeps the URL (``href`` or ``src``) of the ``<tag>`` that the HTML
-    ``element`` starts with: its scheme in ``schemes``, or relative. ammonia reads the URL
-    as a browser does (character references, and tabs, newlines and leading spaces
-    ignored: ``java&#9;script:`` is ``javascript:``)."""
-    kept: list[str] = []
+def _relative_without_colon(url: str) -> str | None:
+    """A relative URL whose first segment holds no colon (RFC 3986, 4.2: such a colon
+    would be read as a scheme's), else None (ammonia then drops it): ``java%09script:``,
+    nbconvert's form of ``java&#9;script:``, is no link (another renderer may decode it)."""
+    return None if ":" in re.split(r"[/?#]", url, maxsplit=1)[0] else url
 
-    def note(_tag: str, _attribute: str, value: str) -> str:
-        kept.append(value)  # ammonia calls this for an attribute it keeps, after its URL check
-        return value
 
-    nh3.clean(
-        element,
-        tags={tag},
-        attributes={"a": {"href"}, "img": {"src"}},
-        url_schemes=set(schemes),
-        attribute_filter=note,
-        link_rel=None,
-    )
-    return bool(kept)
+_LINK_URL = nh3.Cleaner(
+    tags={"a"},
+    attributes={"a": {"href"}},
+    url_schemes=set(LINK_SCHEMES),
+    url_relative=_relative_without_colon,
+    link_rel=None,
+)
+
+
+def _url_is_safe(url: str) -> bool:
+    """Whether ammonia keeps ``url`` (as nbconvert's markdown parser passes it) as a link:
+    ``http``, ``https``, ``mailto`` or relative (:func:`_relative_without_colon`). It reads
+    the URL as a browser reads a link's ``href``: character references, tabs and newlines,
+    leading spaces and the scheme's case do not hide ``javascript:``."""
+    link = '<a href="' + url.replace('"', "&quot;") + '"></a>'
+    return "href=" in _LINK_URL.clean(link)  # the link without its href where it is dropped
 
 
 def _outside_code(rendered: str) -> str:
@@ -162,20 +166,16 @@ class _Inspector:
                 return ""
 
             def link(self, text: str, url: str, title: str | None = None) -> str:
-                element = super().link(text, url, title)
-                if not _nh3_keeps_url(element, "a"):
+                if not _url_is_safe(url):
                     found.append(f"a link to {url[:40]!r}")
-                return element
+                return super().link(text, url, title)
 
             def image(self, text: str, url: str, title: str | None = None) -> str:
-                # nbconvert embeds one of the cell's attachments as a data: URL (and fails
-                # on a missing one); any other image needs a link's scheme.
-                attached = url.startswith(ATTACHMENT)
-                element = super().image(text, url, title)
-                schemes = LINK_SCHEMES | {"data"} if attached else LINK_SCHEMES
-                if not _nh3_keeps_url(element, "img", schemes):
+                # nbconvert embeds one of the cell's attachments as a data: URL.
+                attached = url.startswith(ATTACHMENT) and url[len(ATTACHMENT) :] in attachments
+                if not attached and not _url_is_safe(url):
                     found.append(f"an image from {url[:40]!r}")
-                return element
+                return ""
 
             def block_code(self, code: str, info: str | None = None) -> str:
                 if info and info.strip().lower().startswith("mermaid"):
