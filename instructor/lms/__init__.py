@@ -9,7 +9,8 @@ its grade import file is written), and what they share:
 - :mod:`.roster`: who each student is in the LMS (``lms_students.json``);
 - :mod:`.table`: the grades the exports are written from; :mod:`.export` writes them all;
 - :mod:`.config`: ``autograder/lms.toml``, each assignment's title and id in each LMS;
-- :mod:`.csv_safety`: no cell a spreadsheet runs.
+- :mod:`.csv_safety`: no cell a spreadsheet runs;
+- :mod:`.errors`: what a download, ``--times`` or ``lms.toml`` that cannot be read raises.
 
 Adding an LMS: a module with an :class:`~instructor.lms.base.Lms` subclass, one entry in
 :data:`LMSS`, and its tests (a download and an import check from that LMS's own rules).

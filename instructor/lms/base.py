@@ -22,6 +22,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from .errors import IntakeError, SubmissionExists, UnknownLayout
 from .roster import LmsIdentity
 
 if TYPE_CHECKING:
@@ -45,18 +46,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-
-class IntakeError(ValueError):
-    """An LMS download that cannot be read as asked."""
-
-
-class UnknownLayout(IntakeError):
-    """The zip's file names fit no layout, or several: pass ``lms`` or ``pattern``."""
-
-
-class SubmissionExists(IntakeError):
-    """``write_submissions`` would overwrite a different submission (pass ``replace=True``)."""
 
 
 class TimeSource(StrEnum):

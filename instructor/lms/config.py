@@ -22,7 +22,8 @@ then does is in docs/instructors.md, "Submissions from an LMS").
     # modified_column = "Zuletzt geändert (Bewertung)"   # lastmodifiedgrade
 
 Every key is optional. An unknown key, or an id that the LMS would not read as one, stops
-the grader with a message naming it.
+the grader with a message naming the file, the table and the key (the tables are pydantic
+models, :mod:`instructor.toml_schema`).
 """
 
 from __future__ import annotations
@@ -30,10 +31,22 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated, Any
 
-from .base import IntakeError
+from pydantic import (
+    AfterValidator,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from instructor.toml_schema import Table, mistakes, refused
+
+from .errors import IntakeError
 
 __all__ = [
     "LMS_TOML",
@@ -61,19 +74,39 @@ class Column:
     id: str | None = None
 
 
-@dataclass(frozen=True)
-class LmsAssignment:
-    """One ``[assignments.<id>]`` table of ``lms.toml``."""
+def _canvas_id(value: str) -> str:
+    # Canvas's importer reads "Title (id)" with /\A(.*)\s\((\d+)\)\z/: digits only.
+    if not re.fullmatch(r"[0-9]+", value):
+        raise refused(f"canvas_id {value!r} is no number")
+    return value
+
+
+def _blackboard_id(value: str) -> str:
+    # Blackboard's column header ends "|<id>": the id holds no space and no bar.
+    if not re.fullmatch(r"[^\s|]+", value):
+        raise refused(f"blackboard_id {value!r}: no spaces, no |")
+    return value
+
+
+class LmsAssignment(Table):
+    """One ``[assignments.<id>]`` table of ``lms.toml``: non-empty strings (a number is
+    read as one)."""
 
     canvas_title: str | None = None
-    canvas_id: str | None = None
+    canvas_id: Annotated[str, AfterValidator(_canvas_id)] | None = None
     blackboard_title: str | None = None
-    blackboard_id: str | None = None
+    blackboard_id: Annotated[str, AfterValidator(_blackboard_id)] | None = None
     moodle_title: str | None = None
 
+    @field_validator("*")
+    @classmethod
+    def _not_blank(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None and not value.strip():
+            raise refused(f"{info.field_name} must be a non-empty string, not {value!r}")
+        return value
 
-@dataclass(frozen=True)
-class MoodleStrings:
+
+class MoodleStrings(Table):
     """The strings of Moodle's grading worksheet in the uploader's language.
 
     Moodle's importer (mod/assign/feedback/offline/importgradeslib.php) finds the columns
@@ -108,6 +141,32 @@ MOODLE_LANGUAGES: Mapping[str, MoodleStrings] = {
 }
 
 
+class _MoodleTable(MoodleStrings):
+    """``[moodle]``: ``language`` gives every string; a string set beside it wins."""
+
+    language: str = "en"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _language_first(cls, table: Any) -> Any:
+        if not isinstance(table, Mapping):
+            return table
+        language = table.get("language", "en")
+        if not isinstance(language, str) or language not in MOODLE_LANGUAGES:
+            raise refused(
+                f"language {language!r} is not one of {sorted(MOODLE_LANGUAGES)}; set "
+                "participant, identifier_column, grade_column and modified_column instead"
+            )
+        return {**MOODLE_LANGUAGES[language].model_dump(), **table}
+
+
+class _LmsToml(Table):
+    """The whole file."""
+
+    assignments: dict[str, LmsAssignment] = Field(default_factory=dict)
+    moodle: _MoodleTable = Field(default_factory=_MoodleTable)
+
+
 @dataclass(frozen=True)
 class LmsConfig:
     """``lms.toml`` read: the assignments' LMS columns and the Moodle worksheet's strings."""
@@ -130,17 +189,6 @@ class LmsConfig:
         return str(self.path) if self.path else LMS_TOML
 
 
-_ASSIGNMENT_KEYS = {f.name for f in fields(LmsAssignment)}
-_MOODLE_KEYS = {"language"} | {f.name for f in fields(MoodleStrings)}
-_DIGITS = re.compile(r"[0-9]+")
-
-
-def _text(where: str, key: str, value: object) -> str:
-    if not isinstance(value, str | int) or isinstance(value, bool) or not str(value).strip():
-        raise LmsConfigError(f"{where}: {key} must be a non-empty string, not {value!r}")
-    return str(value)
-
-
 def read_config(path: str | Path) -> LmsConfig:
     """Read ``lms.toml`` at ``path``; an empty configuration if there is no such file."""
     path = Path(path)
@@ -150,40 +198,9 @@ def read_config(path: str | Path) -> LmsConfig:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:
         raise LmsConfigError(f"{path}: not TOML: {error}") from None
-    unknown = sorted(set(data) - {"assignments", "moodle"})
-    if unknown:
-        raise LmsConfigError(f"{path}: unknown tables {unknown}: use [assignments.<id>], [moodle]")
-    assignments = {}
-    for assignment, entry in (data.get("assignments") or {}).items():
-        where = f"{path} [assignments.{assignment}]"
-        if not isinstance(entry, dict):
-            raise LmsConfigError(f"{where}: must be a table")
-        bad = sorted(set(entry) - _ASSIGNMENT_KEYS)
-        if bad:
-            raise LmsConfigError(f"{where}: unknown keys {bad}: use {sorted(_ASSIGNMENT_KEYS)}")
-        values = {key: _text(where, key, value) for key, value in entry.items()}
-        # Canvas's importer reads "Title (id)" with /\A(.*)\s\((\d+)\)\z/: digits only.
-        if "canvas_id" in values and not _DIGITS.fullmatch(values["canvas_id"]):
-            raise LmsConfigError(f"{where}: canvas_id {values['canvas_id']!r} is no number")
-        if "blackboard_id" in values and not re.fullmatch(r"[^\s|]+", values["blackboard_id"]):
-            raise LmsConfigError(
-                f"{where}: blackboard_id {values['blackboard_id']!r}: no spaces, no |"
-            )
-        assignments[str(assignment)] = LmsAssignment(**values)
-    moodle_table = data.get("moodle") or {}
-    bad = sorted(set(moodle_table) - _MOODLE_KEYS)
-    if bad:
-        raise LmsConfigError(f"{path} [moodle]: unknown keys {bad}: use {sorted(_MOODLE_KEYS)}")
-    language = moodle_table.get("language", "en")
-    if language not in MOODLE_LANGUAGES:
-        raise LmsConfigError(
-            f"{path} [moodle]: language {language!r} is not one of {sorted(MOODLE_LANGUAGES)}; "
-            "set participant, identifier_column, grade_column and modified_column instead"
-        )
-    strings = {
-        key: str(value)
-        for key, value in moodle_table.items()
-        if key != "language" and isinstance(value, str)
-    }
-    moodle = replace(MOODLE_LANGUAGES[language], **strings)
-    return LmsConfig(assignments, moodle, path)
+    try:
+        toml = _LmsToml.model_validate(data)
+    except ValidationError as error:
+        raise LmsConfigError("\n".join(mistakes(error, _LmsToml, data, str(path)))) from None
+    moodle = MoodleStrings(**toml.moodle.model_dump(exclude={"language"}))
+    return LmsConfig(toml.assignments, moodle, path)
