@@ -11,7 +11,6 @@ Times dense and efficient attention for growing sequence lengths (see
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 from datetime import datetime
 from importlib.resources import files
@@ -20,6 +19,7 @@ from typing import Any
 
 from helpers.measure import measure
 from instructor.anatomy import reference_functions
+from instructor.lms.csv_safety import write_records
 from instructor.paths import BENCHMARKS
 
 __all__ = ["benchmark_attention", "main", "write_attention_results"]
@@ -131,12 +131,10 @@ def write_attention_results(rows: list[dict[str, Any]], csv_path: Path, table_pa
 
     from helpers.plotting import plot_scaling
 
-    csv_path.parent.mkdir(parents=True, exist_ok=True)
-    with csv_path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: f"{v:.6g}" if isinstance(v, float) else v for k, v in row.items()})
+    write_records(
+        csv_path,
+        [{k: f"{v:.6g}" if isinstance(v, float) else v for k, v in r.items()} for r in rows],
+    )
 
     by_key = {(r["method"], r["n"]): r for r in rows}
     window = rows[0]["window"]

@@ -13,7 +13,6 @@ plots it next to the student's own measurement, on Colab too) and
 from __future__ import annotations
 
 import argparse
-import csv
 from datetime import datetime
 from importlib.resources import files
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 
 from helpers.measure import median_seconds
 from instructor.anatomy import reference_functions
+from instructor.lms.csv_safety import write_records
 from instructor.paths import BENCHMARKS
 
 __all__ = ["benchmark_rnn_vs_attention", "cpu_name", "load_average", "main", "write_results"]
@@ -102,12 +102,10 @@ def write_results(rows: list[dict[str, Any]], csv_path: Path, table_path: Path) 
     """Write the CSV (for notebook 08) and a markdown table; return the table."""
     import torch
 
-    csv_path.parent.mkdir(parents=True, exist_ok=True)
-    with csv_path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: f"{v:.6g}" if isinstance(v, float) else v for k, v in row.items()})
+    write_records(
+        csv_path,
+        [{k: f"{v:.6g}" if isinstance(v, float) else v for k, v in r.items()} for r in rows],
+    )
     seconds = {(r["method"], r["n"]): r["seconds"] for r in rows}
     lengths = sorted({r["n"] for r in rows})
     lines = [

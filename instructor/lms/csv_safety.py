@@ -4,8 +4,14 @@ A spreadsheet (Excel, LibreOffice Calc, Google Sheets) reads a cell that starts 
 ``+``, ``-`` or ``@`` as a formula (``=HYPERLINK(...)``, ``=cmd|...``), and a tab or a
 carriage return before one is skipped. A student controls some of what the grader writes:
 a student id in the plain ``submitted/<student>/`` layout, a display name from a Moodle
-download. OWASP's rule (https://owasp.org/www-community/attacks/CSV_Injection): prefix
-every such cell with a single quote, which a spreadsheet shows as text and does not keep.
+download. OWASP's rule (https://owasp.org/www-community/attacks/CSV_Injection: a cell
+that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return; ASVS 5.0,
+requirement 1.2.10, adds the null character): prefix every such cell with a single quote,
+which a spreadsheet shows as text and does not keep. This module is the one place the rule
+is written, and :func:`write_rows` is the one CSV writer of ``instructor`` (the reports,
+the LMS exports, the benchmarks' results). ``defusedcsv`` (PyPI) does the same for
+``=``, ``+``, ``-``, ``@``, ``|`` and ``%`` only: no tab, carriage return or leading
+space, and it rewrites ``|`` inside a cell (docs/decisions.md, "Libraries").
 
 :func:`safe_cell` applies it to every text cell the grader writes, whoever wrote the text:
 a cell whose first character, or first after leading spaces, is one of
@@ -28,13 +34,21 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["FORMULA_START", "PLAIN_NUMBER", "neutralised", "safe_cell", "write_rows"]
+__all__ = [
+    "FORMULA_START",
+    "PLAIN_NUMBER",
+    "neutralised",
+    "safe_cell",
+    "write_records",
+    "write_rows",
+]
 
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-"""OWASP's list: what a spreadsheet may read as the start of a formula."""
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\0")
+"""OWASP's list (and ASVS's null character): what a spreadsheet may read as the start of
+a formula."""
 
 PLAIN_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 """A number as the grader writes a score (:func:`instructor.lms.export.format_points`)."""
@@ -64,3 +78,10 @@ def write_rows(path: Path, rows: Iterable[Iterable[object]], *, quote_all: bool 
         writer = csv.writer(handle, quoting=csv.QUOTE_ALL if quote_all else csv.QUOTE_MINIMAL)
         writer.writerows([safe_cell(cell) for cell in row] for row in rows)
     return path
+
+
+def write_records(path: Path, records: Sequence[Mapping[str, object]]) -> Path:
+    """``records`` (the same keys each, the first's order) as a CSV at ``path`` under a
+    header row, through :func:`write_rows`."""
+    columns = list(records[0])
+    return write_rows(path, [columns, *([record[key] for key in columns] for record in records)])
