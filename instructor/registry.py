@@ -11,6 +11,10 @@ answers (``kind = "written"``, named ``written_<what>``, 2 points, graded by han
 notebook is worth its functions' and its questions' points together. An exercise also lists
 the sizes and limits its text warns about (``visible_cases``, :class:`VisibleCase`), which
 its visible tests must try.
+
+The records are pydantic dataclasses: ``course.toml`` is validated as it is read (unknown
+keys refused, each mistake named with the table and the key, :mod:`instructor.toml_schema`),
+and every mistake is a :class:`RegistryError`.
 """
 
 from __future__ import annotations
@@ -18,12 +22,27 @@ from __future__ import annotations
 import ast
 import re
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import (
+    AfterValidator,
+    AliasChoices,
+    Field,
+    Strict,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    field_validator,
+    model_validator,
+)
+from pydantic.dataclasses import dataclass
 
 from instructor.paths import COURSE_ROOT
+from instructor.toml_schema import RECORD, mistakes, refused
 
 __all__ = [
     "QUESTION_KINDS",
@@ -33,9 +52,8 @@ __all__ = [
     "Question",
     "RegistryError",
     "VisibleCase",
-    "check_colab_package",
-    "check_ref",
     "load",
+    "parse",
     "registry_path",
 ]
 
@@ -44,7 +62,50 @@ class RegistryError(ValueError):
     """``course.toml`` is malformed, or a lookup names something it does not hold."""
 
 
-@dataclass(frozen=True)
+def _reading(info: ValidationInfo) -> str:
+    """The id of the notebook whose entry is being read (:meth:`Notebook._reading_it`)."""
+    return (info.context or {}).get("notebook", "?")
+
+
+def _not_blank(text: str) -> str:
+    if not text.strip():
+        raise refused("is empty")
+    return text
+
+
+Text = Annotated[str, AfterValidator(_not_blank)]
+PositivePoints = Annotated[int, Strict(), Field(gt=0)]
+
+
+@dataclass(frozen=True, config=RECORD)
+class VisibleCase:
+    """A case that a visible test of an exercise must try, as ``course.toml`` declares it:
+    ``{ case = "a window wider than the sequence", when = "window >= n" }``.
+
+    Attributes:
+        case: what is tried, in words (for the test's message).
+        when: a Python expression over the exercise's parameter names (a class's
+            ``__init__`` and ``forward`` parameters), true for a call that tries the case;
+            ``torch`` and ``np`` may be used (``"mask is not None and mask.dim() == 3"``).
+    """
+
+    case: Text
+    when: Text
+
+    @field_validator("when")
+    @classmethod
+    def _an_expression(cls, when: str, info: ValidationInfo) -> str:
+        try:
+            ast.parse(when, mode="eval")
+        except SyntaxError as error:
+            case = info.data.get("case")
+            raise refused(
+                f"when = {when!r} of {case!r} is not a Python expression ({error.msg})"
+            ) from None
+        return when
+
+
+@dataclass(frozen=True, config=RECORD)
 class Exercise:
     """A graded function (or class) of a notebook.
 
@@ -57,33 +118,55 @@ class Exercise:
     """
 
     name: str
-    cell_points: tuple[int, ...]
+    cell_points: tuple[PositivePoints, ...] = Field(
+        min_length=1, validation_alias=AliasChoices("points", "cell_points")
+    )
     visible_cases: tuple[VisibleCase, ...] | None = None
     """The sizes and limits its docstring or the notebook's text warns about (a window
     wider than the sequence, an empty list), each of which some visible test tries
     (``tests/course/test_visible_cases.py``); ``()`` when there are none, ``None`` when
     course.toml does not say (which that test refuses)."""
 
+    @field_validator("cell_points", mode="wrap")
+    @classmethod
+    def _one_or_one_per_cell(
+        cls, points: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> tuple[int, ...]:
+        try:
+            return handler(points if isinstance(points, list | tuple) else [points])
+        except ValidationError:
+            raise refused(
+                f"exercise {info.data.get('name')!r} of {_reading(info)} has points = "
+                f"{points!r}: a positive integer, or a list of them (one per test cell)",
+                names_its_place=True,
+            ) from None
+
+    @field_validator("visible_cases", mode="wrap")
+    @classmethod
+    def _cases_as_declared(
+        cls, cases: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> tuple[VisibleCase, ...] | None:
+        try:
+            return handler(cases)
+        except ValidationError as error:
+            where = f"visible_cases of exercise {info.data.get('name')!r} of {_reading(info)}"
+            if not isinstance(cases, list):
+                problem = f"{where} is not a list (write visible_cases = [] for none)"
+            else:
+                first = error.errors(include_url=False)[0]
+                if first["msg"].startswith("when = "):  # _an_expression's words
+                    problem = f"{where}: {first['msg']}"
+                else:
+                    problem = (
+                        f'{where}: {cases[int(first["loc"][0])]!r} is not {{ case = "what is '
+                        'tried", when = "an expression over the parameters" }'
+                    )
+            raise refused(problem, names_its_place=True) from None
+
     @property
     def points(self) -> int:
         """What its test cells are worth together."""
         return sum(self.cell_points)
-
-
-@dataclass(frozen=True)
-class VisibleCase:
-    """A case that a visible test of an exercise must try, as ``course.toml`` declares it:
-    ``{ case = "a window wider than the sequence", when = "window >= n" }``.
-
-    Attributes:
-        case: what is tried, in words (for the test's message).
-        when: a Python expression over the exercise's parameter names (a class's
-            ``__init__`` and ``forward`` parameters), true for a call that tries the case;
-            ``torch`` and ``np`` may be used (``"mask is not None and mask.dim() == 3"``).
-    """
-
-    case: str
-    when: str
 
 
 QuestionKind = Literal["choice", "number", "written"]
@@ -96,7 +179,7 @@ QUESTION_RULES: dict[str, tuple[str, int]] = {
 """kind -> (the prefix its name takes, the points it is worth)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, config=RECORD)
 class Question:
     """A question of a notebook's "Check your understanding" section.
 
@@ -112,21 +195,82 @@ class Question:
     kind: QuestionKind
     points: int
 
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _a_kind(cls, kind: Any, info: ValidationInfo) -> Any:
+        if kind not in QUESTION_RULES:
+            raise refused(
+                f"question {info.data.get('name')!r} of {_reading(info)} has kind {kind!r}; "
+                f"the kinds are {', '.join(repr(k) for k in QUESTION_KINDS)}",
+                names_its_place=True,
+            )
+        return kind
+
+    @model_validator(mode="after")
+    def _named_and_worth_as_its_kind(self, info: ValidationInfo) -> Question:
+        prefix, worth = QUESTION_RULES[self.kind]
+        what = f"question {self.name!r} of {_reading(info)}"
+        if not self.name.startswith(prefix) or not self.name[len(prefix) :].isidentifier():
+            raise refused(
+                f"{what} is a {self.kind} question: name it {prefix}<what it asks>, in snake_case",
+                names_its_place=True,
+            )
+        if self.points != worth:
+            raise refused(
+                f"{what} is worth {self.points}; a {self.kind} question is worth {worth} "
+                f"(points = {worth})",
+                names_its_place=True,
+            )
+        return self
+
     @property
     def autograded(self) -> bool:
         return self.kind != "written"
 
 
-@dataclass(frozen=True)
+PINNED_PACKAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[\w,.-]+\])?==\d[\w.!+-]*")
+"""A requirement pinned to one version: ``name==version`` (extras allowed)."""
+
+
+@dataclass(frozen=True, config=RECORD)
 class Notebook:
     """One notebook of the course: ``solutions/<id>/<id>.ipynb`` and its student version."""
 
     id: str
     title: str
     minutes: int
-    colab_packages: tuple[str, ...]
-    exercises: tuple[Exercise, ...]
-    questions: tuple[Question, ...] = ()
+    colab_packages: tuple[str, ...] = ()
+    exercises: tuple[Exercise, ...] = Field(
+        default=(), validation_alias=AliasChoices("exercise", "exercises")
+    )
+    questions: tuple[Question, ...] = Field(
+        default=(), validation_alias=AliasChoices("question", "questions")
+    )
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _reading_it(
+        cls, entry: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Notebook:
+        # Its exercises' and questions' messages name the notebook (_reading): the entries
+        # are read one after another, so the context holds the one being read.
+        if isinstance(entry, Mapping) and info.context is not None:
+            info.context["notebook"] = entry.get("id", "?")
+        return handler(entry)
+
+    @field_validator("colab_packages")
+    @classmethod
+    def _pinned(cls, packages: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        for package in packages:
+            if not PINNED_PACKAGE.fullmatch(package):
+                name = re.split(r"[<>=!~ ;@\[]", package, maxsplit=1)[0]
+                raise refused(
+                    f"colab package {package!r} of {info.data.get('id')} is not pinned to one "
+                    f"version: write '{name}==<version>', the version the course is tested "
+                    f"with (`.venv/bin/pip show {name}`)",
+                    names_its_place=True,
+                )
+        return packages
 
     @property
     def number(self) -> str:
@@ -168,7 +312,39 @@ class Notebook:
         raise RegistryError(f"{self.id} has no question {name!r} in course.toml")
 
 
-@dataclass(frozen=True)
+def registry_path(root: Path | None = None) -> Path:
+    return (root or COURSE_ROOT) / "course.toml"
+
+
+MOVING_REFS = frozenset({"main", "master", "head", "develop", "dev", "trunk", "latest", "stable"})
+"""Branch names (lower-cased) that ``ref`` may not be: what they name changes with every push."""
+RELEASE_TAG = re.compile(r"v?\d+(?:\.\d+)*(?:[-.][0-9A-Za-z]+)*")
+COMMIT = re.compile(r"[0-9a-f]{7,40}")
+REPOSITORY = re.compile(r"[\w.-]+/[\w.-]+")
+
+
+def _release_or_commit(ref: str) -> str:
+    """``ref`` if it is a release tag (``v0.1.0``, ``2026.1``, ``v1.0.0-rc1``) or a commit
+    (7 to 40 hex digits); a branch such as ``main`` is refused: the badges and set-up cells
+    would follow every later push, so a student could get code the course was not tested
+    with."""
+    if ref.lower() in MOVING_REFS or not (RELEASE_TAG.fullmatch(ref) or COMMIT.fullmatch(ref)):
+        raise refused(
+            f"ref = {ref!r} is not a release tag or a commit; a branch such as 'main' moves "
+            "with every push, so the Colab badges and set-up cells would install code the "
+            'course was not tested with. Name a release tag (ref = "v0.1.0") or a commit (7 '
+            "to 40 hex digits); see docs/publishing.md"
+        )
+    return ref
+
+
+def _owner_and_name(repository: str) -> str:
+    if not REPOSITORY.fullmatch(repository):
+        raise refused(f"repository = {repository!r} is not a GitHub 'owner/name'")
+    return repository
+
+
+@dataclass(frozen=True, config=RECORD)
 class Course:
     """The whole registry.
 
@@ -178,13 +354,44 @@ class Course:
     """
 
     title: str
-    repository: str
-    ref: str
+    repository: Annotated[str, AfterValidator(_owner_and_name)]
+    ref: Annotated[str, AfterValidator(_release_or_commit)]
     function_points: tuple[int, int]
     notebook_points: tuple[int, int]
     max_exercises: int
     """Graded functions a notebook may have at most."""
-    notebooks: tuple[Notebook, ...]
+    notebooks: tuple[Notebook, ...] = Field(
+        default=(), validation_alias=AliasChoices("notebook", "notebooks")
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_branch(cls, table: Any) -> Any:
+        if isinstance(table, Mapping) and "branch" in table:
+            raise refused(
+                "[course] names a 'branch'; name a release tag or a commit as 'ref' instead "
+                '(ref = "v0.1.0"): a branch moves with every push',
+                names_its_place=True,
+            )
+        return table
+
+    @model_validator(mode="after")
+    def _notebooks_once_in_order(self) -> Course:
+        ids = self.ids
+        duplicates = sorted({i for i in ids if ids.count(i) > 1})
+        if duplicates:
+            raise refused(f"[[notebook]] {duplicates} more than once", names_its_place=True)
+        if ids != sorted(ids):
+            raise refused(f"the notebooks are out of order: {ids}", names_its_place=True)
+        for notebook in self.notebooks:
+            if len(notebook.exercises) > self.max_exercises:
+                raise refused(
+                    f"{notebook.id} has {len(notebook.exercises)} graded functions; a "
+                    f"notebook has at most {self.max_exercises} (max_exercises): split it",
+                    names_its_place=True,
+                )
+        _check_unique_names(self)
+        return self
 
     @property
     def ids(self) -> list[str]:
@@ -205,183 +412,6 @@ class Course:
         return self.notebook_points
 
 
-def registry_path(root: Path | None = None) -> Path:
-    return (root or COURSE_ROOT) / "course.toml"
-
-
-MOVING_REFS = frozenset({"main", "master", "head", "develop", "dev", "trunk", "latest", "stable"})
-"""Branch names (lower-cased) that ``ref`` may not be: what they name changes with every push."""
-RELEASE_TAG = re.compile(r"v?\d+(?:\.\d+)*(?:[-.][0-9A-Za-z]+)*")
-COMMIT = re.compile(r"[0-9a-f]{7,40}")
-REPOSITORY = re.compile(r"[\w.-]+/[\w.-]+")
-PINNED_PACKAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[\w,.-]+\])?==\d[\w.!+-]*")
-"""A requirement pinned to one version: ``name==version`` (extras allowed)."""
-
-
-def check_ref(ref: str) -> str:
-    """``ref`` if it is a release tag (``v0.1.0``, ``2026.1``, ``v1.0.0-rc1``) or a commit
-    (7 to 40 hex digits); a branch such as ``main`` is refused: the badges and set-up cells
-    would follow every later push, so a student could get code the course was not tested
-    with."""
-    if ref.lower() in MOVING_REFS or not (RELEASE_TAG.fullmatch(ref) or COMMIT.fullmatch(ref)):
-        raise RegistryError(
-            f"course.toml: ref = {ref!r} is not a release tag or a commit; a branch such as "
-            "'main' moves with every push, so the Colab badges and set-up cells would install "
-            'code the course was not tested with. Name a release tag (ref = "v0.1.0") or a '
-            "commit (7 to 40 hex digits); see docs/publishing.md"
-        )
-    return ref
-
-
-def check_colab_package(notebook_id: str, package: str) -> str:
-    """``package`` if it is pinned to one version (``name==version``)."""
-    if not PINNED_PACKAGE.fullmatch(package):
-        name = re.split(r"[<>=!~ ;@\[]", package, maxsplit=1)[0]
-        raise RegistryError(
-            f"course.toml: colab package {package!r} of {notebook_id} is not pinned to one "
-            f"version: write '{name}==<version>', the version the course is tested with "
-            f"(`.venv/bin/pip show {name}`)"
-        )
-    return package
-
-
-def _exercise(notebook_id: str, entry: dict) -> Exercise:
-    try:
-        points = entry["points"]
-        cells = tuple(points) if isinstance(points, list) else (points,)
-        if not cells or not all(type(p) is int and p > 0 for p in cells):
-            raise RegistryError(
-                f"course.toml: exercise {entry['name']!r} of {notebook_id} has points = "
-                f"{points!r}: a positive integer, or a list of them (one per test cell)"
-            )
-        return Exercise(
-            name=entry["name"],
-            cell_points=cells,
-            visible_cases=_visible_cases(notebook_id, entry["name"], entry.get("visible_cases")),
-        )
-    except KeyError as missing:
-        raise RegistryError(
-            f"course.toml: an exercise of {notebook_id} has no {missing.args[0]!r}"
-        ) from None
-
-
-def _visible_cases(notebook_id: str, name: str, entries: Any) -> tuple[VisibleCase, ...] | None:
-    """``visible_cases`` of an exercise: a list of ``{ case = "...", when = "..." }`` tables,
-    each ``when`` a Python expression."""
-    if entries is None:
-        return None
-    where = f"course.toml: visible_cases of exercise {name!r} of {notebook_id}"
-    if not isinstance(entries, list):
-        raise RegistryError(f"{where} is not a list (write visible_cases = [] for none)")
-    cases = []
-    for entry in entries:
-        if (
-            not isinstance(entry, dict)
-            or set(entry) != {"case", "when"}
-            or not all(isinstance(entry[k], str) and entry[k].strip() for k in entry)
-        ):
-            raise RegistryError(
-                f'{where}: {entry!r} is not {{ case = "what is tried", when = "an expression '
-                'over the parameters" }'
-            )
-        try:
-            ast.parse(entry["when"], mode="eval")
-        except SyntaxError as error:
-            raise RegistryError(
-                f"{where}: when = {entry['when']!r} of {entry['case']!r} is not a Python "
-                f"expression ({error.msg})"
-            ) from None
-        cases.append(VisibleCase(entry["case"], entry["when"]))
-    return tuple(cases)
-
-
-def _question(notebook_id: str, entry: dict) -> Question:
-    try:
-        name, kind, points = entry["name"], entry["kind"], int(entry["points"])
-    except KeyError as missing:
-        raise RegistryError(
-            f"course.toml: a [[notebook.question]] of {notebook_id} has no {missing.args[0]!r}"
-        ) from None
-    if kind not in QUESTION_RULES:
-        raise RegistryError(
-            f"course.toml: question {name!r} of {notebook_id} has kind {kind!r}; the kinds are "
-            f"{', '.join(repr(k) for k in QUESTION_KINDS)}"
-        )
-    prefix, worth = QUESTION_RULES[kind]
-    if not name.startswith(prefix) or not name[len(prefix) :].isidentifier():
-        raise RegistryError(
-            f"course.toml: question {name!r} of {notebook_id} is a {kind} question: name it "
-            f"{prefix}<what it asks>, in snake_case"
-        )
-    if points != worth:
-        raise RegistryError(
-            f"course.toml: question {name!r} of {notebook_id} is worth {points}; a {kind} "
-            f"question is worth {worth} (points = {worth})"
-        )
-    return Question(name=name, kind=kind, points=points)
-
-
-def _notebook(entry: dict) -> Notebook:
-    try:
-        notebook_id = entry["id"]
-        return Notebook(
-            id=notebook_id,
-            title=entry["title"],
-            minutes=int(entry["minutes"]),
-            colab_packages=tuple(
-                check_colab_package(notebook_id, package)
-                for package in entry.get("colab_packages", ())
-            ),
-            exercises=tuple(_exercise(notebook_id, e) for e in entry.get("exercise", ())),
-            questions=tuple(_question(notebook_id, q) for q in entry.get("question", ())),
-        )
-    except KeyError as missing:
-        raise RegistryError(
-            f"course.toml: a [[notebook]] entry has no {missing.args[0]!r} ({entry})"
-        ) from None
-
-
-def parse(text: str) -> Course:
-    """The registry held in ``text`` (the contents of a ``course.toml``)."""
-    data = tomllib.loads(text)
-    try:
-        course = data["course"]
-        if "branch" in course:
-            raise RegistryError(
-                "course.toml: [course] names a 'branch'; name a release tag or a commit as "
-                "'ref' instead (ref = \"v0.1.0\"): a branch moves with every push"
-            )
-        if not REPOSITORY.fullmatch(course["repository"]):
-            raise RegistryError(
-                f"course.toml: repository = {course['repository']!r} is not a GitHub 'owner/name'"
-            )
-        registry = Course(
-            title=course["title"],
-            repository=course["repository"],
-            ref=check_ref(course["ref"]),
-            function_points=tuple(course["function_points"]),
-            notebook_points=tuple(course["notebook_points"]),
-            max_exercises=int(course["max_exercises"]),
-            notebooks=tuple(_notebook(entry) for entry in data.get("notebook", ())),
-        )
-    except KeyError as missing:
-        raise RegistryError(f"course.toml: [course] has no {missing.args[0]!r}") from None
-    ids = registry.ids
-    duplicates = sorted({i for i in ids if ids.count(i) > 1})
-    if duplicates:
-        raise RegistryError(f"course.toml lists {duplicates} more than once")
-    if ids != sorted(ids):
-        raise RegistryError(f"course.toml lists the notebooks out of order: {ids}")
-    for notebook in registry.notebooks:
-        if len(notebook.exercises) > registry.max_exercises:
-            raise RegistryError(
-                f"course.toml: {notebook.id} has {len(notebook.exercises)} graded functions; "
-                f"a notebook has at most {registry.max_exercises} (max_exercises): split it"
-            )
-    _check_unique_names(registry)
-    return registry
-
-
 def _check_unique_names(course: Course) -> None:
     """A question's name is its answer cell's ``grade_id`` and, for a concept question, the
     variable the student sets: it is unique in the course, and no graded function's name."""
@@ -390,9 +420,10 @@ def _check_unique_names(course: Course) -> None:
         functions = {exercise.name for exercise in notebook.exercises}
         for question in notebook.questions:
             if question.name in functions:
-                raise RegistryError(
-                    f"course.toml: {notebook.id} has a graded function and a question both "
-                    f"named {question.name!r}: rename the question"
+                raise refused(
+                    f"{notebook.id} has a graded function and a question both named "
+                    f"{question.name!r}: rename the question",
+                    names_its_place=True,
                 )
             if question.name in seen:
                 where = (
@@ -400,11 +431,31 @@ def _check_unique_names(course: Course) -> None:
                     if seen[question.name] == notebook.id
                     else (f"in {seen[question.name]} and in {notebook.id}")
                 )
-                raise RegistryError(
-                    f"course.toml lists the question {question.name!r} {where}: a question's "
-                    "name is unique in the course (it says what the question asks)"
+                raise refused(
+                    f"found the question {question.name!r} {where}: a question's name is "
+                    "unique in the course (it says what the question asks)",
+                    names_its_place=True,
                 )
             seen[question.name] = notebook.id
+
+
+def parse(text: str) -> Course:
+    """The registry held in ``text`` (the contents of a ``course.toml``)."""
+    data = tomllib.loads(text)
+    unknown = sorted(set(data) - {"course", "notebook"})
+    if unknown:
+        raise RegistryError(f"course.toml: unknown tables {unknown}: use [course], [[notebook]]")
+    # The record is flat: [course]'s keys beside the [[notebook]] entries.
+    table = {**data.get("course", {}), "notebook": data.get("notebook", [])}
+    try:
+        return _COURSE.validate_python(table, context={})
+    except ValidationError as error:
+        raise RegistryError(
+            "\n".join(mistakes(error, Course, table, "course.toml", "[course]"))
+        ) from None
+
+
+_COURSE = TypeAdapter(Course)
 
 
 @cache

@@ -27,7 +27,6 @@ minutes = 30
 
 [[notebook.exercise]]
 name = "f"
-parameters = ["x", "y"]
 points = 3
 """
 
@@ -107,7 +106,7 @@ def test_records_compute_heading_number_and_points() -> None:
         (
             MINIMAL.replace("max_exercises = 5", "max_exercises = 1")
             + ENTRY.format(id="01_a")
-            + '[[notebook.exercise]]\nname = "g"\nparameters = ["x"]\npoints = 2\n',
+            + '[[notebook.exercise]]\nname = "g"\npoints = 2\n',
             "01_a has 2 graded functions; a notebook has at most 1 \\(max_exercises\\)",
         ),
         (
@@ -269,3 +268,21 @@ def test_a_pinned_colab_package_is_kept() -> None:
         "torch-geometric==2.8.1",
         "a[b]==1",
     )
+
+
+def test_an_unknown_key_is_named_with_its_table_and_the_keys_it_takes() -> None:
+    """course.toml is read by pydantic models that refuse a key they do not name (a typo
+    would otherwise be ignored silently)."""
+    entry = ENTRY.format(id="01_a").replace("points = 3\n", "points = 3\nponts = 2\n")
+    with pytest.raises(
+        RegistryError,
+        match=re.escape(
+            "course.toml a [[notebook.exercise]] of 01_a: unknown keys ['ponts']: "
+            "use ['name', 'points', 'visible_cases']"
+        ),
+    ):
+        registry.parse(MINIMAL + entry)
+    with pytest.raises(
+        RegistryError, match=re.escape("course.toml [course]: unknown keys ['titel']")
+    ):
+        registry.parse(MINIMAL.replace("title", "titel"))
