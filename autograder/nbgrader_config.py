@@ -33,7 +33,7 @@ c.OverwriteCells.add_missing_cells = True
 #   default) or the whole notebook's score ("zero"):
 #   c.LateSubmissionPlugin.penalty_method = "zero"
 #   or a share of the notebook's score per started hour late, after a grace period:
-#   c.AssignLatePenalties.plugin_class = "instructor.classroom.late.PerHourPenalty"
+#   c.AssignLatePenalties.plugin_class = "instructor.classroom.grader.course.PerHourPenalty"
 #   c.PerHourPenalty.percent_per_hour = 10
 #   c.PerHourPenalty.grace_minutes = 15
 # Changing a due date or the penalty grades the assignment's submissions again.
@@ -50,11 +50,11 @@ c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/_]+)_(?P<file_id
 # `nbgrader collect` takes a student id from each file name in the exchange's inbound
 # folder, which every student can write: only ids of one shape (letters, digits, . _ @ -;
 # instructor/student_ids.py) are collected, the others are logged and left there.
-c.ExchangeFactory.collect = "instructor.classroom.exchange_collect.CheckedCollect"
+c.ExchangeFactory.collect = "instructor.exchange.CheckedCollect"
 
 # Feedback never shows hidden tests or solution lines: each test cell's visible part, the
 # student's error message whole and wrapped (instructor/classroom/feedback_preprocessor.py).
 # The class grader and a plain `nbgrader generate_feedback` both read this.
-from instructor.classroom.feedback_preprocessor import feedback_config  # noqa: E402
+from instructor.classroom.grader.feedback import feedback_config  # noqa: E402
 
 c.merge(feedback_config())

@@ -28,7 +28,7 @@ from pathlib import Path
 import nbformat
 
 from instructor import anatomy
-from instructor.classroom.grade import ClassGrader
+from instructor.classroom.grader.pipeline import ClassGrader
 from instructor.classroom.worker.zygote import zygote_available
 from instructor.nbgrader_env import nbgrader_env
 from instructor.paths import BENCHMARKS

@@ -1,4 +1,16 @@
-"""nbgrader's exchange with one check more: a submission is collected only from its owner.
+"""nbgrader's exchange with two checks more: student ids of one shape, and a submission
+collected only from its owner.
+
+nbgrader's exchange inbound folder is writable by every student, and ``collect`` reads the
+student id from each file name there (``<id>+<assignment>+<time>+<random>``): a name
+``..+01_vector_sets+...`` is collected into ``submitted/../01_vector_sets``, and with
+``--update`` nbgrader first removes whatever is there; an id ``*`` later reaches every
+student through nbgrader's globs. :class:`CheckedCollect` is nbgrader's own
+``ExchangeCollect`` with each submission's id checked first (:mod:`instructor.student_ids`):
+a refused one is logged with why, and not collected. ``autograder/nbgrader_config.py`` makes
+it the collect step::
+
+    c.ExchangeFactory.collect = "instructor.exchange.CheckedCollect"
 
 nbgrader's default exchange trusts the name of a submission's folder in ``inbound/``
 (``<student>+<assignment>+<timestamp>+<random>``): ``nbgrader submit --student bob`` run
@@ -21,12 +33,32 @@ from collections import defaultdict
 from typing import Any
 
 from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import check_mode
 
-from instructor.classroom.exchange_collect import REMEDY, CheckedCollect
 from instructor.student_ids import id_problem, refusal
 
-__all__ = ["OwnerCheckedCollect", "has_link", "owner_name"]
+__all__ = ["CheckedCollect", "OwnerCheckedCollect", "has_link", "owner_name"]
+
+REMEDY = (
+    "Its files in the exchange's inbound folder are left there, not collected; the hub's "
+    "user names are the student ids, so such a name was not written by nbgrader submit."
+)
+
+
+class CheckedCollect(ExchangeCollect):
+    """nbgrader's collect, of the submissions whose student id fits the allow-list only."""
+
+    def init_src(self) -> None:
+        super().init_src()
+        kept = []
+        for record in self.src_records:
+            if id_problem(record["username"]):
+                where = f"the exchange's file {record['filename']!r}"
+                self.log.error(refusal(record["username"], where, REMEDY))
+            else:
+                kept.append(record)
+        self.src_records = kept
 
 
 def owner_name(path: str) -> str | None:

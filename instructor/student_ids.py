@@ -16,8 +16,8 @@ Canvas and Moodle numbers, Canvas's name slugs (``álvarezjosé``, ``anon_x1y2``
 (``jane_smith_4242``), Blackboard usernames (``j.smith_2@uni-x.edu``).
 
 Where ids enter: each LMS layout and ``--pattern`` (:func:`instructor.lms.intake.read_download`),
-the folders of ``submitted/`` (:meth:`instructor.classroom.grade.ClassGrader.present`),
-``--student``, and ``nbgrader collect`` (:mod:`instructor.classroom.exchange_collect`). A
+the folders of ``submitted/`` (:meth:`instructor.classroom.grader.pipeline.ClassGrader.present`),
+``--student``, and ``nbgrader collect`` (:mod:`instructor.exchange`). A
 refused id is named with how to give the student an id that fits (:func:`refusal`).
 """
 

@@ -63,7 +63,7 @@ def test_the_wheel_holds_every_subpackage_and_data_file(installed) -> None:
         "helpers/checks.py",
         "helpers/results/efficient_attention.csv",
         "instructor/registry.py",
-        "instructor/classroom/guard.py",
+        "instructor/classroom/kernel/guard.py",
         "instructor/classroom/__main__.py",
     }
     assert expected <= names, f"missing from the wheel: {sorted(expected - names)}"
@@ -75,8 +75,8 @@ def test_imports_come_from_the_install(installed) -> None:
         [
             str(python),
             "-c",
-            "import helpers.checks, instructor.classroom.grade, instructor.paths as p;"
-            "print(helpers.checks.__file__); print(instructor.classroom.grade.__file__);"
+            "import helpers.checks, instructor.classroom.grader.pipeline, instructor.paths as p;"
+            "print(helpers.checks.__file__); print(instructor.classroom.grader.pipeline.__file__);"
             "print(p.COURSE_ROOT)",
         ],
         course,

@@ -10,155 +10,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
-from datetime import UTC, timedelta
 from pathlib import Path
-from typing import Any
 
 from instructor.classroom.worker.isolation import Limits
 from instructor.lms import lms_names
-from instructor.lms.intake import MIB, DownloadLimits
+from instructor.lms.intake import MIB, DownloadLimits, collect_zip
 from instructor.paths import AUTOGRADER
 
-from .records import GraderEnvironmentError
-
 DEFAULT_ROOT = AUTOGRADER
-PLAIN_PENALTIES = (
-    "nbgrader.plugins.LateSubmissionPlugin",
-    "nbgrader.plugins.latesubmission.LateSubmissionPlugin",
-)
-"""nbgrader's own late plugin: ``none`` or ``zero``, which need no more than "late"."""
-
-
-class TimesNeeded(Exception):
-    """A late mark without a time, and a penalty that needs the time."""
-
-
-def _penalty_needs_time(course: Any) -> bool:
-    """Whether the course's late penalty depends on how late (any plugin but nbgrader's
-    own ``none``/``zero`` one, e.g. ``PerHourPenalty``)."""
-    config = course.api.config
-    section = config.get("AssignLatePenalties", {})
-    plugin = section.get("plugin_class", PLAIN_PENALTIES[0]) if section else PLAIN_PENALTIES[0]
-    if not isinstance(plugin, str):
-        plugin = f"{plugin.__module__}.{plugin.__qualname__}"
-    return plugin not in PLAIN_PENALTIES
-
-
-def collect_zip(
-    course: Any,
-    assignment: str,
-    archive: Path,
-    *,
-    lms: str | None = None,
-    pattern: str | None = None,
-    replace: bool = False,
-    zip_times: bool = False,
-    times: Path | None = None,
-    limits: Any = None,
-    log: Callable[[str], None] = print,
-) -> Any:
-    """Unpack an LMS download of ``assignment`` into ``course``'s ``submitted/``.
-
-    ``course`` is an :class:`.NbgraderCourse`. The chosen file of each notebook goes to
-    ``submitted/<student>/<assignment>/`` with nbgrader's ``timestamp.txt`` where the LMS
-    gave a time: in its names (Blackboard), or in ``times`` (a CSV the instructor exported
-    from the LMS, :mod:`instructor.lms.times`); the zip entries' times only with
-    ``zip_times``. Files past ``limits`` (an :class:`instructor.lms.intake.DownloadLimits`;
-    default 32 MiB per file, 1024 MiB per download) are refused and listed; the others are
-    written. ``autograder/lms.toml`` (:mod:`instructor.lms.config`) gives the LMS
-    assignment's title where the names carry it (Blackboard).
-
-    A submission the LMS marks late without a time (Canvas's ``LATE``): with a penalty
-    that needs no time (nbgrader's ``none`` or ``zero``) it is recorded one second after
-    the due date (late, by no amount the LMS did not give); with one that does (per hour)
-    nothing is written and :class:`instructor.lms.base.IntakeError` says how to give the
-    times (``--times``). Every file not used is logged. Returns the
-    :class:`~instructor.lms.base.Intake`; raises its errors (``UnknownLayout``,
-    ``SubmissionExists``: nothing is written then).
-    """
-    from instructor.lms.base import IntakeError
-    from instructor.lms.config import LMS_TOML, read_config
-    from instructor.lms.intake import (
-        DownloadLimits,
-        read_download,
-        timestamp_text,
-        with_times,
-        write_submissions,
-    )
-    from instructor.lms.times import read_times
-
-    from .nbgrader_setup import SetupError
-
-    names = course.source_notebook_names(assignment)
-    if not names:
-        raise SetupError(
-            f"no notebook in {course.source_folder(assignment)}: is {assignment!r} one of the "
-            "course's assignments?"
-        )
-    submitted = course.submitted_folder()
-    config = read_config(submitted.parent / LMS_TOML)
-    column = config.column(assignment, "blackboard")
-    title = column.title if column and (lms or "blackboard") == "blackboard" else None
-    limits = limits or DownloadLimits()
-    intake = read_download(archive, names, lms, pattern, assignment=title, limits=limits)
-    if times is not None:
-        intake, unknown = with_times(intake, read_times(times))
-        if unknown:
-            log(f"{times.name}: {len(unknown)} student(s) not in this download: {unknown[:5]}")
-    due = course.deadlines.due(assignment)
-    due = due.replace(tzinfo=UTC) if due is not None else None
-    untimed = [e for e in intake.students if e.late and e.trusted_timestamp(zip_times) is None]
-    if untimed and due is not None and _penalty_needs_time(course):
-        shown = ", ".join(e.student for e in untimed[:5]) + (", ..." if len(untimed) > 5 else "")
-        raise IntakeError(
-            f"{len(untimed)} submission(s) marked late by {intake.layout} without a submission "
-            f"time ({shown}), and the late penalty depends on how late: the download names "
-            "no time, and the grader does not guess one. Export the submission times from "
-            "the LMS to a CSV with the columns 'student' (student id or LMS user id) and "
-            "'time' (e.g. 2026-11-20T12:01:00+01:00) and pass --times times.csv. Nothing "
-            "was written."
-        )
-    written = write_submissions(
-        intake,
-        archive,
-        submitted,
-        assignment,
-        replace=replace,
-        zip_times=zip_times,
-        limits=limits,
-    )
-    changed = {path.parent for path in written}
-    for entry in intake.students:
-        folder = submitted / entry.student / assignment
-        stamp = folder / "timestamp.txt"
-        if entry.trusted_timestamp(zip_times) is not None:
-            continue
-        if entry.late and due is not None:
-            moment = due + timedelta(seconds=1)
-            stamp.write_text(timestamp_text(moment))
-            log(
-                f"{entry.student}: marked late by {intake.layout}, which gives no time: "
-                f"recorded as late ({timestamp_text(moment)}, 1 s after the due date)"
-            )
-        elif folder in changed and stamp.exists():
-            stamp.unlink()  # the time of an earlier download, not of this submission
-    superseded = sum(len(entry.superseded) for entry in intake.students)
-    log(
-        f"{archive.name}: {intake.layout} layout, {len(intake.students)} student(s), "
-        f"{len(written)} file(s) written to {submitted}"
-        + (f", {superseded} older attempt(s) left out" if superseded else "")
-        + (
-            f", {len(intake.ignored)} file(s) ignored (receipts, metadata)"
-            if intake.ignored
-            else ""
-        )
-    )
-    if intake.unmatched:
-        log(f"{len(intake.unmatched)} file(s) of the zip NOT used:")
-        for skipped in intake.unmatched:
-            log(f"  {skipped.member}: {skipped.reason}")
-    return intake
 
 
 def _positive_mib(text: str) -> float:
@@ -251,12 +110,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.lms and args.pattern:
         parser.error("give --lms or --pattern, not both")
 
+    from instructor.classroom.grader.course import GradebookChanged, SetupError
+    from instructor.classroom.grader.pipeline import ClassGrader, ClusterError
+    from instructor.classroom.worker import GraderEnvironmentError
     from instructor.lms.intake import IntakeError
-
-    from .cluster import ClusterError
-    from .grade import ClassGrader
-    from .gradebook_watch import GradebookChanged
-    from .nbgrader_setup import SetupError
 
     grader = ClassGrader(
         args.root,

@@ -28,10 +28,11 @@ import tempfile
 import zipfile
 import zlib
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
+from typing import Any, Protocol
 
 from ..student_ids import id_problem, refusal
 from . import LMSS, lms_named, lms_names
@@ -54,6 +55,7 @@ from .roster import LmsIdentity, roster_path, update_roster
 
 __all__ = [
     "LAYOUTS",
+    "collect_zip",
     "DownloadLimits",
     "Intake",
     "IntakeError",
@@ -573,3 +575,143 @@ def lms_identities(intake: Intake) -> dict[str, LmsIdentity | None]:
     id and name); None for layouts that name no such id (their student id is all there is)."""
     reader = lms_named(intake.layout) if intake.layout in LAYOUTS else None
     return {entry.student: reader.identity(entry) if reader else None for entry in intake.students}
+
+
+class IntakeCourse(Protocol):
+    """What :func:`collect_zip` reads of an nbgrader course
+    (:class:`instructor.classroom.grader.course.NbgraderCourse`)."""
+
+    api: Any
+    deadlines: Any
+
+    def source_notebook_names(self, assignment: str) -> list[str]: ...
+
+    def source_folder(self, assignment: str) -> Path: ...
+
+    def submitted_folder(self) -> Path: ...
+
+
+PLAIN_PENALTIES = (
+    "nbgrader.plugins.LateSubmissionPlugin",
+    "nbgrader.plugins.latesubmission.LateSubmissionPlugin",
+)
+"""nbgrader's own late plugin: ``none`` or ``zero``, which need no more than "late"."""
+
+
+def _penalty_needs_time(course: IntakeCourse) -> bool:
+    """Whether the course's late penalty depends on how late (any plugin but nbgrader's
+    own ``none``/``zero`` one, e.g. ``PerHourPenalty``)."""
+    config = course.api.config
+    section = config.get("AssignLatePenalties", {})
+    plugin = section.get("plugin_class", PLAIN_PENALTIES[0]) if section else PLAIN_PENALTIES[0]
+    if not isinstance(plugin, str):
+        plugin = f"{plugin.__module__}.{plugin.__qualname__}"
+    return plugin not in PLAIN_PENALTIES
+
+
+def collect_zip(
+    course: IntakeCourse,
+    assignment: str,
+    archive: Path,
+    *,
+    lms: str | None = None,
+    pattern: str | None = None,
+    replace: bool = False,
+    zip_times: bool = False,
+    times: Path | None = None,
+    limits: DownloadLimits | None = None,
+    log: Callable[[str], None] = print,
+) -> Intake:
+    """Unpack an LMS download of ``assignment`` into ``course``'s ``submitted/``.
+
+    ``course`` is an :class:`instructor.classroom.grader.course.NbgraderCourse`. The chosen
+    file of each notebook goes to
+    ``submitted/<student>/<assignment>/`` with nbgrader's ``timestamp.txt`` where the LMS
+    gave a time: in its names (Blackboard), or in ``times`` (a CSV the instructor exported
+    from the LMS, :mod:`instructor.lms.times`); the zip entries' times only with
+    ``zip_times``. Files past ``limits`` (an :class:`instructor.lms.intake.DownloadLimits`;
+    default 32 MiB per file, 1024 MiB per download) are refused and listed; the others are
+    written. ``autograder/lms.toml`` (:mod:`instructor.lms.config`) gives the LMS
+    assignment's title where the names carry it (Blackboard).
+
+    A submission the LMS marks late without a time (Canvas's ``LATE``): with a penalty
+    that needs no time (nbgrader's ``none`` or ``zero``) it is recorded one second after
+    the due date (late, by no amount the LMS did not give); with one that does (per hour)
+    nothing is written and :class:`instructor.lms.base.IntakeError` says how to give the
+    times (``--times``). Every file not used is logged. Returns the
+    :class:`~instructor.lms.base.Intake`; raises its errors (``UnknownLayout``,
+    ``SubmissionExists``: nothing is written then).
+    """
+    # config imports base, as this module does: imported here, no cycle through them.
+    from .config import LMS_TOML, read_config
+    from .times import read_times
+
+    names = course.source_notebook_names(assignment)
+    if not names:
+        raise IntakeError(
+            f"no notebook in {course.source_folder(assignment)}: is {assignment!r} one of the "
+            "course's assignments?"
+        )
+    submitted = course.submitted_folder()
+    config = read_config(submitted.parent / LMS_TOML)
+    column = config.column(assignment, "blackboard")
+    title = column.title if column and (lms or "blackboard") == "blackboard" else None
+    limits = limits or DownloadLimits()
+    intake = read_download(archive, names, lms, pattern, assignment=title, limits=limits)
+    if times is not None:
+        intake, unknown = with_times(intake, read_times(times))
+        if unknown:
+            log(f"{times.name}: {len(unknown)} student(s) not in this download: {unknown[:5]}")
+    due = course.deadlines.due(assignment)
+    due = due.replace(tzinfo=UTC) if due is not None else None
+    untimed = [e for e in intake.students if e.late and e.trusted_timestamp(zip_times) is None]
+    if untimed and due is not None and _penalty_needs_time(course):
+        shown = ", ".join(e.student for e in untimed[:5]) + (", ..." if len(untimed) > 5 else "")
+        raise IntakeError(
+            f"{len(untimed)} submission(s) marked late by {intake.layout} without a submission "
+            f"time ({shown}), and the late penalty depends on how late: the download names "
+            "no time, and the grader does not guess one. Export the submission times from "
+            "the LMS to a CSV with the columns 'student' (student id or LMS user id) and "
+            "'time' (e.g. 2026-11-20T12:01:00+01:00) and pass --times times.csv. Nothing "
+            "was written."
+        )
+    written = write_submissions(
+        intake,
+        archive,
+        submitted,
+        assignment,
+        replace=replace,
+        zip_times=zip_times,
+        limits=limits,
+    )
+    changed = {path.parent for path in written}
+    for entry in intake.students:
+        folder = submitted / entry.student / assignment
+        stamp = folder / "timestamp.txt"
+        if entry.trusted_timestamp(zip_times) is not None:
+            continue
+        if entry.late and due is not None:
+            moment = due + timedelta(seconds=1)
+            stamp.write_text(timestamp_text(moment))
+            log(
+                f"{entry.student}: marked late by {intake.layout}, which gives no time: "
+                f"recorded as late ({timestamp_text(moment)}, 1 s after the due date)"
+            )
+        elif folder in changed and stamp.exists():
+            stamp.unlink()  # the time of an earlier download, not of this submission
+    superseded = sum(len(entry.superseded) for entry in intake.students)
+    log(
+        f"{archive.name}: {intake.layout} layout, {len(intake.students)} student(s), "
+        f"{len(written)} file(s) written to {submitted}"
+        + (f", {superseded} older attempt(s) left out" if superseded else "")
+        + (
+            f", {len(intake.ignored)} file(s) ignored (receipts, metadata)"
+            if intake.ignored
+            else ""
+        )
+    )
+    if intake.unmatched:
+        log(f"{len(intake.unmatched)} file(s) of the zip NOT used:")
+        for skipped in intake.unmatched:
+            log(f"  {skipped.member}: {skipped.reason}")
+    return intake

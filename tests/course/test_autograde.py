@@ -41,9 +41,8 @@ import pytest
 from nbformat import NotebookNode
 
 from instructor import anatomy, registry
-from instructor.classroom.grade import ClassGrader
-from instructor.classroom.outcomes import attention
-from instructor.classroom.records import HandInSummary
+from instructor.classroom.grader.pipeline import ClassGrader
+from instructor.classroom.grader.records import HandInSummary, attention
 from instructor.classroom.worker.session import STUDENT_VIEW
 from instructor.grading_cases import Case, Submission, load_cases, pack, reference_solutions
 from instructor.scratch_course import ScratchCourse

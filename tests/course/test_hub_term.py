@@ -250,7 +250,7 @@ def set_due_date(hub: Hub, assignment: str, due: datetime) -> None:
     config = hub.course / "nbgrader_config.py"
     text = config.read_text() + (
         f"\nc.Deadlines.due_dates = {{{assignment!r}: {due.strftime('%Y-%m-%d %H:%M:%S')!r}}}\n"
-        'c.AssignLatePenalties.plugin_class = "instructor.classroom.late.PerHourPenalty"\n'
+        'c.AssignLatePenalties.plugin_class = "instructor.classroom.grader.course.PerHourPenalty"\n'
         f"c.PerHourPenalty.percent_per_hour = {PER_HOUR}\n"
     )
     hub.write_as(INSTRUCTOR, config, text)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from instructor.classroom.records import CellGrade, HandInSummary, NotebookSummary
+from instructor.classroom.grader.records import CellGrade, HandInSummary, NotebookSummary
 
 
 def one_cell_summary(

@@ -1,7 +1,7 @@
 """The grader's guard, loaded into each student's kernel before the notebook's first cell.
 
 Defence in depth: no verdict depends on it. The test cells run in the grader's process
-(:mod:`.verdict`), and the kernel only answers probes with data. But the student's code still
+(:mod:`.judge`), and the kernel only answers probes with data. But the student's code still
 runs the graded functions in this kernel, so what it replaces there (``torch`` functions,
 the ``helpers.checks`` module, builtins, IPython's machinery) is worth knowing. The guard
 snapshots all of these when the kernel starts, and the grader runs :func:`check` in a cell
@@ -33,7 +33,7 @@ import threading
 __all__ = ["REPORT_PREFIX", "check", "install"]
 
 REPORT_PREFIX = "__grader_guard__ "
-"""Starts the line :func:`check` prints (the grader reads it: :mod:`.execute`)."""
+"""Starts the line :func:`check` prints (the grader reads it: :mod:`.session`)."""
 
 WATCHED_MODULES = (
     "builtins",

@@ -1,6 +1,6 @@
 """Values as plain data, for the probes between the grader and a student's kernel.
 
-A probe (:mod:`.probe`, :mod:`.probe_kernel`) sends a graded function's inputs into the
+A probe (:mod:`.judge`, :mod:`.probe`) sends a graded function's inputs into the
 sandboxed kernel and its outputs back. Both directions use this format, and nothing else:
 
 * a folder holding ``message.json`` and one ``.npy`` file per array;
@@ -25,9 +25,9 @@ A record (:meth:`.wire.Writer.module`) names the module's class and carries its 
 attributes, parameters, buffers and children. The reading side builds the module from it
 and then fills it (:func:`fill_module`), which refuses anything but data:
 
-* the kernel (:func:`.probe_kernel.rebuild`) rebuilds a module the grader sent as the class
+* the kernel (:func:`.probe.rebuild`) rebuilds a module the grader sent as the class
   it names (:func:`known_layer`), or from the test cell's source;
-* the grader (:func:`.probe.stand_in`) never builds a real class from a kernel's record: the
+* the grader (:func:`.judge.stand_in`) never builds a real class from a kernel's record: the
   class name is the student's to choose. A kernel's module is a stand-in whose ``forward``
   runs in the kernel; one that names a class of :func:`known_layer` poses as that class
   (``isinstance``) and nothing more.
@@ -210,7 +210,7 @@ class Writer:
 
     def module(self, module: torch.nn.Module, depth: int = 0) -> dict:
         """An ``nn.Module`` as a record: its class, plain attributes, parameters, buffers and
-        children (the grader builds a stand-in from it: :mod:`.probe`)."""
+        children (the grader builds a stand-in from it: :mod:`.judge`)."""
         if id(module) in self.references:
             return {"t": "module_ref", "handle": self.references[id(module)][1]}
         reference = getattr(module, "wire_reference", None)
@@ -302,7 +302,7 @@ class Reader:
     tracked: list[Any] = field(default_factory=list)
     modules: Callable[[dict], Any] | None = None
     """Turns a ``module`` or ``module_ref`` record into a module (each side has its own:
-    :func:`.probe.stand_in`, :func:`.probe_kernel.rebuild`); without it they are refused."""
+    :func:`.judge.stand_in`, :func:`.probe.rebuild`); without it they are refused."""
 
     def array(self, name: Any) -> np.ndarray:
         if not isinstance(name, str) or not name.endswith(".npy") or "/" in name or name[0] == ".":
@@ -475,7 +475,7 @@ def _check_name(module: torch.nn.Module, name: str, taken: set[str]) -> None:
 def known_layer(class_name: Any) -> type | None:
     """The class named ``class_name`` if both sides have it: one of ``torch.nn``'s own
     modules, or a layer of :mod:`helpers.reference_layers` (the student package). A name,
-    not a proof: the grader only makes its stand-ins pose as the class (:mod:`.probe`)."""
+    not a proof: the grader only makes its stand-ins pose as the class (:mod:`.judge`)."""
     if not isinstance(class_name, str) or not class_name.startswith(KNOWN_MODULES):
         return None
     module_name, _, qualname = class_name.rpartition(".")

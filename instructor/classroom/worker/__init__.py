@@ -2,5 +2,105 @@
 
 It imports :mod:`instructor.classroom.kernel` (the start lines it gives each kernel, the
 probe's messages) and nothing of :mod:`instructor.classroom.grader`: the types it hands back
-(:class:`.session.ExecutionResult`, :class:`.session.Outcome`) are defined here.
+(:class:`ExecutionResult` and the kinds it names) are defined here, in this module of
+the standard library only, so that the grader and its command line read them without
+starting what a kernel needs.
 """
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+__all__ = [
+    "NOT_RUN_OUTCOMES",
+    "STUDENT_VIEW",
+    "ZERO_OUTCOMES",
+    "ExecutionResult",
+    "GraderEnvironmentError",
+    "Outcome",
+    "ZeroKind",
+    "ZeroedTest",
+]
+
+
+STUDENT_VIEW = "student_view_outputs"
+"""Cell metadata: a test cell's outputs when it ran in the kernel (``student_view``), kept
+by :mod:`.session` and carried into the autograded notebook by :mod:`.pipeline`."""
+
+
+class GraderEnvironmentError(RuntimeError):
+    """The kernel cannot load the grader's code: no submission can be graded here.
+
+    Raised by :mod:`.session`, caught by :mod:`.pipeline` and the command line; it lives here so
+    that the command line can name it without importing torch.
+    """
+
+
+class Outcome(StrEnum):
+    """How one notebook's grading ended (``NotebookSummary.outcome``; ``""``: not decided yet,
+    a notebook staged but not executed)."""
+
+    OK = "ok"
+    TIME_LIMIT = "time limit"
+    """The notebook ran past its wall-clock limit; the cells after it did not run."""
+    KERNEL_DIED = "kernel died"
+    GRADER_ERROR = "grader error"
+    """The grader's own machinery failed (twice); no test cell counts."""
+    MISSING = "missing"
+    """The hand-in has no such notebook."""
+    UNREADABLE = "unreadable"
+    """The file is not a notebook."""
+
+
+NOT_RUN_OUTCOMES = (Outcome.MISSING, Outcome.UNREADABLE, Outcome.GRADER_ERROR)
+"""Notebook outcomes where no test cell ran (a time limit or a dead kernel stops part way:
+their cells that did not run are :attr:`ZeroKind.NOT_RUN` in ``zeroed``)."""
+ZERO_OUTCOMES = (*NOT_RUN_OUTCOMES, Outcome.TIME_LIMIT, Outcome.KERNEL_DIED)
+"""Notebook outcomes that explain a score of 0 by themselves."""
+
+
+class ZeroKind(StrEnum):
+    """Why the grader scored a test cell 0 itself (not a failing test)."""
+
+    NOT_RUN = "not run"
+    """The notebook stopped (or never started) before this cell."""
+    BROKEN_PROTOCOL = "broken protocol"
+    """The kernel's answer to a probe was not data in the protocol's format."""
+    STOPPED = "stopped"
+    """The grader stopped a call of the student's code at its time limit."""
+    OTHER = "other"
+    """Read from a state written before kinds were recorded."""
+
+
+@dataclass(frozen=True)
+class ZeroedTest:
+    """A test cell the grader scored 0, and why."""
+
+    test: str
+    reason: str
+    kind: ZeroKind = ZeroKind.OTHER
+
+
+@dataclass(frozen=True)
+class ExecutionResult:
+    """What one notebook's execution produced (plain data: it travels back from a worker)."""
+
+    notebook: dict[str, Any]
+    """The executed notebook, cell for cell the sanitised one it was given."""
+    outcome: Outcome = Outcome.OK
+    """``ok``, ``time limit``, ``kernel died`` or ``grader error``."""
+    detail: str = ""
+    zeroed: tuple[ZeroedTest, ...] = ()
+    restored: tuple[str, ...] = ()
+    """Replacements found (and undone) before a test."""
+    events: tuple[str, ...] = ()
+    """What the kernel's audit hook saw (connections, subprocesses, writes outside its copy)."""
+    truncated_cells: tuple[int, ...] = ()
+    seconds: float = 0.0
+    best_effort: tuple[str, ...] = ()
+    """Rules measured inside the student's kernel (a determined student could forge them),
+    each with the test that asked: ``"check_largest_tensor (...) in test_x"``."""
+    probes: int = 0
+    """Calls of the student's code made by the grader's test cells."""

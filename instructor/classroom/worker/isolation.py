@@ -7,7 +7,7 @@ temporary copy. ``solutions/``, the gradebook, the autograder folder and other s
 work are simply not there. As root, the kernel also drops to an unprivileged user id, so
 that the process limit (``RLIMIT_NPROC``, which root ignores) stops fork bombs. ``prlimit``
 sets the memory (address space), CPU-time, process, file-size and POSIX message queue (none)
-limits of each process; a cgroup of its own (:mod:`.cgroups`), where one can be made, limits
+limits of each process; a cgroup of its own (:mod:`.isolation`), where one can be made, limits
 the kernel as a whole (CPU share, memory, processes) and lists every process it started.
 
 Without bwrap (macOS, Windows, a Linux without it) the kernel runs as a plain process with
@@ -23,15 +23,15 @@ processes gets 50 times the memory and, without a share of its own, takes the CP
 other kernel on the machine. A cgroup limits the kernel *as a whole*, whatever it starts:
 
 - **CPU**: a group of its own, so that the scheduler shares the CPU between kernels, not
-  between their processes, and a quota of :attr:`.sandbox.Limits.cores` cores;
+  between their processes, and a quota of :attr:`.isolation.Limits.cores` cores;
 - **memory**: the resident memory of all its processes together
-  (:attr:`.sandbox.Limits.memory_mib`), swap included;
-- **processes**: :attr:`.sandbox.Limits.processes` tasks at most (threads count, as for
+  (:attr:`.isolation.Limits.memory_mib`), swap included;
+- **processes**: :attr:`.isolation.Limits.processes` tasks at most (threads count, as for
   ``RLIMIT_NPROC``), whatever their user id;
 - **the process list**: every process the kernel started, even one that left its session or
   was re-parented: :meth:`KernelCgroup.kill` ends them all when the notebook ends;
 - **CPU time**: the kernel's own, read from outside (:meth:`KernelCgroup.cpu_seconds`), so that
-  a timed rule does not depend on how loaded the machine is (:mod:`.kernel_session`).
+  a timed rule does not depend on how loaded the machine is (:mod:`.session`).
 
 Both cgroup versions are used, each for what it can do here: a controller enabled in the
 unified (v2) hierarchy is used there, else in its v1 hierarchy; the process list and the
@@ -39,7 +39,7 @@ CPU time come from v2 when it can be written (it has both even without controlle
 from v1 (``cpuacct`` for the time). Every folder is made under the grader's *own* cgroup in
 each hierarchy (``/proc/self/cgroup``), so that limits set on the grader still hold for its
 kernels. Whatever cannot be written (not root, a read-only ``/sys/fs/cgroup``) is named by
-:meth:`Layout.missing`, and the grader says so when it starts (:func:`.sandbox.isolation_note`).
+:meth:`Layout.missing`, and the grader says so when it starts (:func:`.isolation.isolation_note`).
 
 cgroup files are plain writes: no library is needed.
 

@@ -1,9 +1,9 @@
 """The grader's side of a probe: stand-ins for the student's graded functions and classes.
 
-The class grader runs each test cell in its own process (:mod:`.verdict`), never in the
+The class grader runs each test cell in its own process (:mod:`.judge`), never in the
 student's kernel. There, the names of the graded functions are bound to
 :class:`RemoteFunction` objects: calling one writes the inputs as plain data (:mod:`.wire`),
-makes the kernel run the student's function on them (:mod:`.probe_kernel`) and reads the
+makes the kernel run the student's function on them (:mod:`.probe`) and reads the
 outputs back. So the expected answers, the comparisons and the diagnostic messages all stay
 in the grader, and what the kernel sends back can only be data:
 
@@ -15,7 +15,7 @@ in the grader, and what the kernel sends back can only be data:
   :class:`KernelGone`) are ``helpers.checks.GraderStop``, which the checks let through;
 * inputs the function changed in place are *not* changed here: the grader's objects stay
   as the test made them, so every expected answer comes from the grader's own inputs.
-  The change is recorded (:class:`ChangedInput`) and fails the test (:mod:`.verdict`);
+  The change is recorded (:class:`ChangedInput`) and fails the test (:mod:`.judge`);
   a module the grader passed in comes back as the grader's own object;
 * torch's global random state is sent with every call, so a seeded test draws in the kernel
   what it would draw in one process (nothing random comes back: a kernel cannot choose the
@@ -38,7 +38,7 @@ A test cell run in the grader's process: the verdict comes from code the student
 :func:`run_test` executes one test cell's source (restored from the gradebook) in a fresh
 namespace of the grader's process. The names the cell reads and does not define itself (the
 graded functions, concept answers) are looked up in the student's kernel through a
-:class:`.probe.Channel`: functions and classes become stand-ins whose calls are probes,
+:class:`.judge.Channel`: functions and classes become stand-ins whose calls are probes,
 values come back as plain data. The test's own code, its expected answers, the
 ``helpers.checks`` comparisons and their messages run here, where no student code ever ran.
 
@@ -55,7 +55,7 @@ time limit the grader keeps) uses the measurement as a diagnostic only: a forged
 win that test, and the report does not name it.
 
 A graded function that changes its inputs in place changes the kernel's copies only
-(:class:`.probe.ChangedInput`): the test's expected answers come from the grader's own
+(:class:`.judge.ChangedInput`): the test's expected answers come from the grader's own
 inputs. The change fails the test, by the rule the notebooks state ("graded functions must
 not change their inputs"): where the cell checks that input with ``check_unchanged``, with
 that check's message, as in the student's kernel; else, once the cell has run, with the same
@@ -191,7 +191,7 @@ class Channel:
     count: itertools.count = field(default_factory=itertools.count)
     calls: int = 0
     measured: list[Measure] = field(default_factory=list)
-    """The in-kernel measurements asked for (:class:`.protocol.Measure`), in order."""
+    """The in-kernel measurements asked for (:class:`.probe.Measure`), in order."""
     sources: Callable[[type], str | None] | None = None
     """The source of a class the test cell defines, for a module of it sent as an input."""
     changed: list[ChangedInput] = field(default_factory=list)

@@ -1,13 +1,13 @@
 """One notebook's kernel as the grader drives it: sandboxed, cell by cell, tests judged outside.
 
-- :class:`SandboxedKernelManager` starts the kernel in the sandbox (:mod:`.sandbox`), or
-  forked from the worker's zygote (:mod:`.forked_kernel`), and talks to it over Unix sockets;
+- :class:`SandboxedKernelManager` starts the kernel in the sandbox (:mod:`.isolation`), or
+  forked from the worker's zygote (:mod:`.zygote`), and talks to it over Unix sockets;
 - :class:`GradingClient` (nbclient) runs the notebook's cells in the kernel and hands each
   test cell to a judge instead; it also runs a probe's line of code in the kernel;
-- :class:`KernelSession` is that judge: the probe channel into the kernel (:mod:`.probe`),
-  the one thread the test cells run on (:mod:`.verdict`), and their verdicts.
+- :class:`KernelSession` is that judge: the probe channel into the kernel (:mod:`.judge`),
+  the one thread the test cells run on (:mod:`.judge`), and their verdicts.
 
-:mod:`.execute` builds these for one notebook and turns what happened into an
+:mod:`.session` builds these for one notebook and turns what happened into an
 ``ExecutionResult``.
 
 Run one sanitised submission notebook in a sandboxed kernel; judge its test cells outside.
@@ -18,17 +18,17 @@ notebook, cell for cell the one it was given, plus an account of what happened.
 
 The kernel runs the student's cells, and only those. Each test cell (its source restored from
 the gradebook) runs here, in the worker's own process, when the notebook reaches it
-(:mod:`.verdict`): calls of the graded functions are probes into the kernel
-(:mod:`.probe`), whose answers come back as plain data. So the expected answers never enter
+(:mod:`.judge`): calls of the graded functions are probes into the kernel
+(:mod:`.judge`), whose answers come back as plain data. So the expected answers never enter
 the kernel, and nothing the student's code does there can change a comparison or the verdict:
 a test cell passes when its code, run here, raises nothing. nbgrader then scores the outputs
 as usual. A test cell the notebook never reached (time limit, dead kernel) gets an error
 output, so that its empty output is not read as a pass.
 
 Where the grader is root with bubblewrap, the kernel is forked from the worker's zygote
-(:mod:`.zygote`, :mod:`.forked_kernel`), which has imported torch and the rest once;
-elsewhere each kernel starts from scratch in a sandbox of its own (:mod:`.sandbox`). Either
-way, where cgroups can be written, the kernel has a cgroup of its own (:mod:`.cgroups`): its
+(:mod:`.zygote`, :mod:`.zygote`), which has imported torch and the rest once;
+elsewhere each kernel starts from scratch in a sandbox of its own (:mod:`.isolation`). Either
+way, where cgroups can be written, the kernel has a cgroup of its own (:mod:`.isolation`): its
 limits as a whole, its CPU time for the timed rules, and every process it started, all
 ended when the notebook ends.
 
@@ -51,7 +51,6 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from pathlib import Path
 from queue import Empty
 from typing import Any
@@ -65,6 +64,14 @@ from nbformat import NotebookNode
 
 from instructor import anatomy
 from instructor.classroom.kernel.guard import REPORT_PREFIX
+from instructor.classroom.worker import (
+    STUDENT_VIEW,
+    ExecutionResult,
+    GraderEnvironmentError,
+    Outcome,
+    ZeroedTest,
+    ZeroKind,
+)
 from instructor.classroom.worker.isolation import (
     KernelCgroup,
     Limits,
@@ -106,87 +113,6 @@ __all__ = [
     "grading_client",
     "unexecuted",
 ]
-
-
-STUDENT_VIEW = "student_view_outputs"
-"""Cell metadata: a test cell's outputs when it ran in the kernel (``student_view``), kept
-by :mod:`.execute` and carried into the autograded notebook by :mod:`.replay_execute`."""
-
-
-class GraderEnvironmentError(RuntimeError):
-    """The kernel cannot load the grader's code: no submission can be graded here.
-
-    Raised by :mod:`.execute`, caught by :mod:`.grade` and the command line; it lives here so
-    that the command line can name it without importing torch.
-    """
-
-
-class Outcome(StrEnum):
-    """How one notebook's grading ended (``NotebookSummary.outcome``; ``""``: not decided yet,
-    a notebook staged but not executed)."""
-
-    OK = "ok"
-    TIME_LIMIT = "time limit"
-    """The notebook ran past its wall-clock limit; the cells after it did not run."""
-    KERNEL_DIED = "kernel died"
-    GRADER_ERROR = "grader error"
-    """The grader's own machinery failed (twice); no test cell counts."""
-    MISSING = "missing"
-    """The hand-in has no such notebook."""
-    UNREADABLE = "unreadable"
-    """The file is not a notebook."""
-
-
-NOT_RUN_OUTCOMES = (Outcome.MISSING, Outcome.UNREADABLE, Outcome.GRADER_ERROR)
-"""Notebook outcomes where no test cell ran (a time limit or a dead kernel stops part way:
-their cells that did not run are :attr:`ZeroKind.NOT_RUN` in ``zeroed``)."""
-ZERO_OUTCOMES = (*NOT_RUN_OUTCOMES, Outcome.TIME_LIMIT, Outcome.KERNEL_DIED)
-"""Notebook outcomes that explain a score of 0 by themselves."""
-
-
-class ZeroKind(StrEnum):
-    """Why the grader scored a test cell 0 itself (not a failing test)."""
-
-    NOT_RUN = "not run"
-    """The notebook stopped (or never started) before this cell."""
-    BROKEN_PROTOCOL = "broken protocol"
-    """The kernel's answer to a probe was not data in the protocol's format."""
-    STOPPED = "stopped"
-    """The grader stopped a call of the student's code at its time limit."""
-    OTHER = "other"
-    """Read from a state written before kinds were recorded."""
-
-
-@dataclass(frozen=True)
-class ZeroedTest:
-    """A test cell the grader scored 0, and why."""
-
-    test: str
-    reason: str
-    kind: ZeroKind = ZeroKind.OTHER
-
-
-@dataclass(frozen=True)
-class ExecutionResult:
-    """What one notebook's execution produced (plain data: it travels back from a worker)."""
-
-    notebook: dict[str, Any]
-    """The executed notebook, cell for cell the sanitised one it was given."""
-    outcome: Outcome = Outcome.OK
-    """``ok``, ``time limit``, ``kernel died`` or ``grader error``."""
-    detail: str = ""
-    zeroed: tuple[ZeroedTest, ...] = ()
-    restored: tuple[str, ...] = ()
-    """Replacements found (and undone) before a test."""
-    events: tuple[str, ...] = ()
-    """What the kernel's audit hook saw (connections, subprocesses, writes outside its copy)."""
-    truncated_cells: tuple[int, ...] = ()
-    seconds: float = 0.0
-    best_effort: tuple[str, ...] = ()
-    """Rules measured inside the student's kernel (a determined student could forge them),
-    each with the test that asked: ``"check_largest_tensor (...) in test_x"``."""
-    probes: int = 0
-    """Calls of the student's code made by the grader's test cells."""
 
 
 INSTALL_HINT = (
@@ -258,7 +184,7 @@ class SandboxedKernelManager(AsyncKernelManager):
 class TimeLimit:
     """A probe's time limit: ``wall`` seconds on the clock on the wall, and for a timed rule
     ``cpu`` seconds of the kernel's own CPU time, read by ``clock`` from outside the kernel
-    (its cgroup's count, :meth:`.cgroups.KernelCgroup.cpu_seconds`): how many other kernels
+    (its cgroup's count, :meth:`.isolation.KernelCgroup.cpu_seconds`): how many other kernels
     run meanwhile, and how much CPU they take, does not change what the kernel used."""
 
     wall: float
@@ -411,7 +337,7 @@ def grading_client(
 
 
 class KernelSession:
-    """The judge of one notebook's test cells: each runs (:func:`.verdict.run_test`) on a
+    """The judge of one notebook's test cells: each runs (:func:`.judge.run_test`) on a
     thread of its own, its probes reach the kernel through :attr:`channel`, and its verdict
     is kept by the test cell's index.
 
@@ -565,7 +491,7 @@ def _start_lines(workdir: Path, probes: Path, figures: bool = False) -> list[str
 
 def _prepare_probes(parent: Path | None) -> Path:
     """The grader's folder for the probes: the kernel may read it, and write only where
-    :class:`.probe.Channel` lets it (never a name the grader writes to)."""
+    :class:`.judge.Channel` lets it (never a name the grader writes to)."""
     probes = Path(tempfile.mkdtemp(prefix="probes-", dir=parent))
     os.chmod(probes, 0o755)
     return probes

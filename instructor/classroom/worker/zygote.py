@@ -6,9 +6,9 @@ benchmarks/grading.md). The zygote pays for the imports once per grading worker;
 notebook then gets a child of it, which runs nothing but the student's notebook:
 
 - before any student code runs, the child waits until the grader has put it in the kernel's
-  cgroup (:mod:`.cgroups`), enters an IPC namespace of its own (SysV objects and POSIX
+  cgroup (:mod:`.isolation`), enters an IPC namespace of its own (SysV objects and POSIX
   message queues go with it, never to the next kernel), and leaves root for a user id of its
-  own (as :func:`.sandbox.sandbox_command` does with ``setpriv``), with the notebook's
+  own (as :func:`.isolation.sandbox_command` does with ``setpriv``), with the notebook's
   resource limits, its own session, and its own working folder (mode 0700) as its
   environment's home;
 - the zygote never runs student code, and a child cannot reach it: the zygote runs as root
@@ -17,8 +17,8 @@ notebook then gets a child of it, which runs nothing but the student's notebook:
   process of the child's user id is killed (and the grader ends what is left in its cgroup),
   so nothing a student starts or leaves outlives their notebook or reaches the next one.
 
-It runs in a sandbox of its own (:func:`.sandbox.zygote_command`), one per worker, whose only
-writable folder holds the kernels' folders; the grader's side is :mod:`.forked_kernel`.
+It runs in a sandbox of its own (:func:`.isolation.zygote_command`), one per worker, whose only
+writable folder holds the kernels' folders; the grader's side is :mod:`.zygote`.
 
 Protocol, one connection per kernel, JSON lines: the grader sends the request
 ``{"argv", "workdir", "uid", "env", "limits"}``; the zygote answers ``{"pid"}`` (in its PID
@@ -36,7 +36,7 @@ jupyter_client expects a :class:`subprocess.Popen`.
 Used where the grader is root with bubblewrap (:func:`zygote_available`): only then can each
 child leave for a user id of its own, which is what keeps one student's processes from
 seeing the next one's. Elsewhere each kernel is started from scratch by
-:func:`.sandbox.sandbox_command`.
+:func:`.isolation.sandbox_command`.
 """
 
 from __future__ import annotations

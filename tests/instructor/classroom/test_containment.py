@@ -1,4 +1,4 @@
-"""One boundary per hand-in (instructor.classroom.containment): whatever a notebook file
+"""One boundary per hand-in (instructor.classroom.grader.pipeline.contain): whatever a notebook file
 holds, its student scores 0 with a note, and everyone else is graded as usual.
 
 Three layers. Generated notebooks (Hypothesis: arbitrary JSON in cells, cell and nbgrader
@@ -25,12 +25,11 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from instructor import anatomy, registry
-from instructor.classroom import grade as grade_module
-from instructor.classroom.containment import Unreadable, contain
-from instructor.classroom.grade import ClassGrader
-from instructor.classroom.integrity import MAX_DEPTH, read_submission
-from instructor.classroom.nbgrader_setup import STAGING_FOLDER
-from instructor.classroom.records import HandIn, Outcome
+from instructor.classroom.grader import pipeline as grade_module
+from instructor.classroom.grader.course import STAGING_FOLDER
+from instructor.classroom.grader.integrity import MAX_DEPTH, read_submission
+from instructor.classroom.grader.pipeline import ClassGrader, Unreadable, contain
+from instructor.classroom.grader.records import HandIn, Outcome
 from instructor.classroom.worker.isolation import Limits, isolation
 from instructor.scratch_course import ScratchCourse
 from support.hostile import ASSIGNMENT, CORPUS, NOTEBOOK, REFUSED_IDS, wrong_answers

@@ -1,5 +1,5 @@
 """``nbgrader collect`` with the course's configuration (``ExchangeFactory.collect`` is
-instructor.classroom.exchange_collect.CheckedCollect): submissions whose student id is no
+instructor.exchange.CheckedCollect): submissions whose student id is no
 id of one shape are left in the exchange, each named in the log; the others are collected."""
 
 from __future__ import annotations

@@ -19,9 +19,8 @@ import nbformat
 import pytest
 
 from instructor import anatomy
-from instructor.classroom.grade import ClassGrader
-from instructor.classroom.outcomes import attention
-from instructor.classroom.staging import SECRET_FILE
+from instructor.classroom.grader.pipeline import SECRET_FILE, ClassGrader
+from instructor.classroom.grader.records import attention
 from instructor.classroom.worker.isolation import Limits
 from instructor.nbgrader_env import nbgrader_env
 from instructor.scratch_course import ScratchCourse

@@ -10,8 +10,8 @@ import nbformat
 import pytest
 
 from instructor import anatomy
+from instructor.classroom.grader.records import ZeroedTest, ZeroKind
 from instructor.classroom.kernel.guard import REPORT_PREFIX
-from instructor.classroom.records import ZeroedTest, ZeroKind
 from instructor.classroom.worker import session as execute
 from instructor.classroom.worker.isolation import Limits
 from instructor.classroom.worker.session import _guard_report, _with_guards, unexecuted

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook
 
-from instructor.classroom.grade_tables import write_exports
-from instructor.classroom.gradebook_reads import late_penalties, student_names
-from instructor.classroom.reports import write_reports
+from instructor.classroom.grader.course import late_penalties, student_names
+from instructor.classroom.grader.reports import write_exports, write_reports
 from instructor.lms.export import BLACKBOARD_IDENTITY, CANVAS_IDENTITY, EXPORTS, MOODLE_WORKSHEET
 from instructor.lms.roster import LmsIdentity
 from instructor.scratch_course import nbgrader_env

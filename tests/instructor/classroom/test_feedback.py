@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from instructor.classroom.feedback import lacking_feedback
-from instructor.classroom.records import HandInSummary
-from instructor.classroom.resume import ResumeState
+from instructor.classroom.grader.course import ResumeState
+from instructor.classroom.grader.feedback import lacking_feedback
+from instructor.classroom.grader.records import HandInSummary
 
 
 def test_only_recorded_hand_ins_without_feedback(tmp_path: Path) -> None:
@@ -24,8 +24,7 @@ def test_only_recorded_hand_ins_without_feedback(tmp_path: Path) -> None:
 def test_the_feedback_api_redacts(tmp_path: Path) -> None:
     """The API ``feedback_for`` uses runs RedactFeedback after nbgrader's own two, then
     SanitiseNotebook."""
-    from instructor.classroom.feedback import redacting
-    from instructor.classroom.feedback_preprocessor import RedactFeedback
+    from instructor.classroom.grader.feedback import RedactFeedback, redacting
 
     class Api:
         def __init__(self) -> None:

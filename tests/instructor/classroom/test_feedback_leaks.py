@@ -20,10 +20,10 @@ import nbformat
 import pytest
 
 from instructor import anatomy, registry
-from instructor.classroom.feedback import feedback_for
-from instructor.classroom.feedback_preprocessor import (
+from instructor.classroom.grader.feedback import (
     HIDDEN_NOTE,
     REDACTED_LINE,
+    feedback_for,
     redact_test_cell,
 )
 from instructor.grading_cases import Case, load_cases

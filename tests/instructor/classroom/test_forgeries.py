@@ -18,9 +18,8 @@ import shutil
 import nbformat
 import pytest
 
-from instructor.classroom.grade import ClassGrader
-from instructor.classroom.outcomes import attention
-from instructor.classroom.records import HandInSummary
+from instructor.classroom.grader.pipeline import ClassGrader
+from instructor.classroom.grader.records import HandInSummary, attention
 from instructor.classroom.worker.isolation import Limits, isolation
 from instructor.scratch_course import ScratchCourse
 from support.forgeries import (

@@ -19,9 +19,8 @@ import nbformat
 import pytest
 
 from instructor import anatomy, registry
-from instructor.classroom.grade import ClassGrader
-from instructor.classroom.outcomes import attention
-from instructor.classroom.records import HandInSummary
+from instructor.classroom.grader.pipeline import ClassGrader
+from instructor.classroom.grader.records import HandInSummary, attention
 from instructor.classroom.worker.isolation import Limits, isolation
 from instructor.lms.csv_safety import safe_cell
 from instructor.scratch_course import ScratchCourse
@@ -348,7 +347,7 @@ def test_a_kernel_that_cannot_load_the_grader_scores_no_one(
     the run stops with its message and the gradebook holds no grade."""
     from nbgrader.api import Gradebook
 
-    from instructor.classroom import grade as grade_module
+    from instructor.classroom.grader import pipeline as grade_module
     from instructor.classroom.worker.session import GraderEnvironmentError
 
     def broken_environment(limits: Limits) -> None:

@@ -179,7 +179,7 @@ def test_blackboard_download(
     _configure(
         course,
         f"c.Deadlines.due_dates = {{{A!r}: '2026-11-20 00:00:00 UTC'}}",
-        'c.AssignLatePenalties.plugin_class = "instructor.classroom.late.PerHourPenalty"',
+        'c.AssignLatePenalties.plugin_class = "instructor.classroom.grader.course.PerHourPenalty"',
         "c.PerHourPenalty.percent_per_hour = 10",
     )
     entry = (2026, 11, 25, 9, 0, 0)
@@ -271,7 +271,7 @@ def test_a_minute_late_canvas_file_with_a_per_hour_penalty(
     _configure(
         course,
         f"c.Deadlines.due_dates = {{{A!r}: '2026-11-20 12:00:00 UTC'}}",
-        'c.AssignLatePenalties.plugin_class = "instructor.classroom.late.PerHourPenalty"',
+        'c.AssignLatePenalties.plugin_class = "instructor.classroom.grader.course.PerHourPenalty"',
         "c.PerHourPenalty.percent_per_hour = 10",
     )
     archive = _zip(

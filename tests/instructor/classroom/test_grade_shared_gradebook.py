@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from instructor import registry
-from instructor.classroom.grade import ClassGrader
+from instructor.classroom.grader.pipeline import ClassGrader
 from instructor.classroom.worker.isolation import Limits
 from instructor.scratch_course import ScratchCourse
 

@@ -7,9 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from instructor.classroom.grade import ClassGrader
-from instructor.classroom.gradebook_watch import GradebookChanged, GradebookWatch, ScoreKey
-from instructor.classroom.nbgrader_setup import NbgraderCourse
+from instructor.classroom.grader.course import (
+    GradebookChanged,
+    GradebookWatch,
+    NbgraderCourse,
+    ScoreKey,
+)
+from instructor.classroom.grader.pipeline import ClassGrader
 from instructor.classroom.worker.isolation import Limits
 from instructor.scratch_course import ScratchCourse
 

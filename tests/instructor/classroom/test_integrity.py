@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from instructor import anatomy
-from instructor.classroom.integrity import (
+from instructor.classroom.grader.integrity import (
     compare_with_release,
     imports_failure,
     normalise_notebook,
@@ -105,7 +105,7 @@ def test_a_failing_imports_cell_is_read_from_the_outputs(
 def test_a_file_is_read_bounded_and_never_through_a_link(
     tmp_path: Path, release: nbformat.NotebookNode
 ) -> None:
-    from instructor.classroom.integrity import read_submission_file
+    from instructor.classroom.grader.integrity import read_submission_file
 
     path = tmp_path / "01_vector_sets.ipynb"
     path.write_text(nbformat.writes(release))

@@ -23,8 +23,8 @@ import nbformat
 import pytest
 
 from instructor import anatomy
-from instructor.classroom.grade import ClassGrader
-from instructor.classroom.records import ExecutionResult, HandInSummary
+from instructor.classroom.grader.pipeline import ClassGrader
+from instructor.classroom.grader.records import ExecutionResult, HandInSummary
 from instructor.classroom.worker import isolation as cgroups
 from instructor.classroom.worker import session as execute
 from instructor.classroom.worker.isolation import Limits, isolation

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from instructor.classroom.__main__ import collect_zip, main
-from instructor.classroom.nbgrader_setup import NbgraderCourse
+from instructor.classroom.__main__ import main
+from instructor.classroom.grader.course import NbgraderCourse
+from instructor.lms.intake import collect_zip
 from instructor.scratch_course import ScratchCourse
 
 
@@ -87,7 +88,7 @@ def test_a_kernel_that_cannot_load_the_grader_exits_with_code_2(
     import nbformat
     from nbgrader.api import Gradebook
 
-    from instructor.classroom import grade as grade_module
+    from instructor.classroom.grader import pipeline as grade_module
     from instructor.classroom.worker.session import GraderEnvironmentError
 
     def broken_environment(limits: object) -> None:
@@ -142,7 +143,8 @@ def _late_canvas_zip(course: ScratchCourse, tmp_path: Path) -> Path:
     with (course.root / "nbgrader_config.py").open("a") as config:
         config.write(
             f"\nc.Deadlines.due_dates = {{{assignment!r}: '2026-11-20 12:00:00 UTC'}}\n"
-            'c.AssignLatePenalties.plugin_class = "instructor.classroom.late.PerHourPenalty"\n'
+            "c.AssignLatePenalties.plugin_class = "
+            '"instructor.classroom.grader.course.PerHourPenalty"\n'
         )
     return archive
 

@@ -21,7 +21,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from instructor import anatomy
-from instructor.classroom.grade import ClassGrader
+from instructor.classroom.grader.pipeline import ClassGrader
 from instructor.classroom.worker.isolation import Limits
 from instructor.scratch_course import ScratchCourse
 from support.cells import written_answer_cell

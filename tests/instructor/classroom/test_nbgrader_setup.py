@@ -11,9 +11,8 @@ from nbgrader.api import Gradebook
 from nbgrader.plugins import LateSubmissionPlugin
 
 from instructor import anatomy, registry
-from instructor.classroom.late import PerHourPenalty
-from instructor.classroom.nbgrader_setup import STAGING_FOLDER, NbgraderCourse
-from instructor.classroom.replay_execute import ReplayExecute
+from instructor.classroom.grader.course import STAGING_FOLDER, NbgraderCourse, PerHourPenalty
+from instructor.classroom.grader.pipeline import ReplayExecute
 from instructor.scratch_course import ScratchCourse
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pickle
 from dataclasses import replace
 
-from instructor.classroom.records import (
+from instructor.classroom.grader.records import (
     AWAITING,
     CellGrade,
     ExecutionResult,

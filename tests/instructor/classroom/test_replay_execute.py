@@ -6,7 +6,7 @@ import nbformat
 import pytest
 from traitlets.config import Config
 
-from instructor.classroom.replay_execute import ReplayExecute
+from instructor.classroom.grader.pipeline import ReplayExecute
 
 
 def _notebook(output: str | None) -> nbformat.NotebookNode:

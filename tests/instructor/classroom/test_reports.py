@@ -8,15 +8,7 @@ import json
 from pathlib import Path
 
 from instructor import anatomy
-from instructor.classroom.copies import copy_report
-from instructor.classroom.grade_tables import COURSE_TOTAL, GRADES_HEADER, TOTALS_HEADER
-from instructor.classroom.integrity_report import (
-    awaiting_lines,
-    best_effort_checks,
-    integrity_markdown,
-)
-from instructor.classroom.outcomes import attention, cell_outcome, zero_reason
-from instructor.classroom.records import (
+from instructor.classroom.grader.records import (
     AWAITING,
     GRADED,
     UNANSWERED,
@@ -25,9 +17,22 @@ from instructor.classroom.records import (
     NotebookSummary,
     ZeroedTest,
     ZeroKind,
+    attention,
+    cell_outcome,
+    zero_reason,
 )
-from instructor.classroom.reports import run_lines, write_reports
-from instructor.classroom.similarity import REFERENCE_STUDENT
+from instructor.classroom.grader.reports import (
+    COURSE_TOTAL,
+    GRADES_HEADER,
+    REFERENCE_STUDENT,
+    TOTALS_HEADER,
+    awaiting_lines,
+    best_effort_checks,
+    copy_report,
+    integrity_markdown,
+    run_lines,
+    write_reports,
+)
 from instructor.grading_cases import load_cases
 
 HONEST = HandInSummary(

@@ -6,9 +6,13 @@ from pathlib import Path
 
 import nbformat
 
-from instructor.classroom.nbgrader_setup import NbgraderCourse
-from instructor.classroom.records import HandIn, HandInSummary
-from instructor.classroom.resume import ResumeState, fingerprint, grading_context
+from instructor.classroom.grader.course import (
+    NbgraderCourse,
+    ResumeState,
+    fingerprint,
+    grading_context,
+)
+from instructor.classroom.grader.records import HandIn, HandInSummary
 from instructor.scratch_course import ScratchCourse
 
 

@@ -216,7 +216,7 @@ def test_the_class_grader_sanitises_its_autograded_notebooks() -> None:
     on it): what formgrader shows is the sanitised notebook."""
     from types import SimpleNamespace
 
-    from instructor.classroom.nbgrader_setup import NbgraderCourse
+    from instructor.classroom.grader.course import NbgraderCourse
 
     course = SimpleNamespace(root=COURSE_ROOT / "autograder", db_url=None)
     config = NbgraderCourse._config(course, staged=True)  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""Near copies of the solutions and between students (instructor.classroom.similarity):
+"""Near copies of the solutions and between students (instructor.classroom.grader.reports):
 found renamed and reordered (``support.disguise``), in every notebook; honest answers not
 flagged; the same scores in every process."""
 
@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from instructor import anatomy
-from instructor.classroom.similarity import (
+from instructor.classroom.grader.reports import (
     DEFAULT_THRESHOLD,
     REFERENCE_STUDENT,
     CopyPair,
@@ -145,7 +145,7 @@ def test_the_same_pair_scores_the_same_in_every_process() -> None:
         c.source for c in load_cases(ASSIGNMENT) if c.kind == "right" and c.function == FUNCTION
     )
     code = (
-        "import sys; from instructor.classroom.similarity import similarity; "
+        "import sys; from instructor.classroom.grader.reports import similarity; "
         "a, b = sys.stdin.read().split('\\0'); print(repr(similarity(a, b)))"
     )
     scores = set()

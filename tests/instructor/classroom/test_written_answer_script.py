@@ -14,8 +14,8 @@ import pytest
 from nbconvert import HTMLExporter
 
 from instructor import anatomy
-from instructor.classroom.grade import ClassGrader
-from instructor.classroom.records import AWAITING
+from instructor.classroom.grader.pipeline import ClassGrader
+from instructor.classroom.grader.records import AWAITING
 from instructor.classroom.sanitise import inert_markdown
 from instructor.classroom.worker.isolation import Limits
 from instructor.scratch_course import ScratchCourse

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from instructor.classroom.grade_tables import write_exports
-from instructor.classroom.reports import write_reports
+from instructor.classroom.grader.reports import write_exports, write_reports
 from instructor.lms.csv_safety import FORMULA_START, neutralised, safe_cell, write_rows
 from instructor.lms.export import (
     EXPORTS,

@@ -371,7 +371,7 @@ def test_an_assignment_without_its_lms_id_is_named_with_what_the_lms_then_does(
     warning naming the assignment, the key and what the LMS's import does with the column."""
     import logging
 
-    from instructor.classroom.grade_tables import write_exports
+    from instructor.classroom.grader.reports import write_exports
     from instructor.lms.config import read_config
     from support.summaries import one_cell_summary
 

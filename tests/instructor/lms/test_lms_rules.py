@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from instructor.classroom.grade_tables import write_exports
+from instructor.classroom.grader.reports import write_exports
 from instructor.lms.config import LMS_TOML, LmsConfigError, read_config
 from instructor.lms.intake import IntakeError, read_download
 from instructor.lms.roster import LmsIdentity

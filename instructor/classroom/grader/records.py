@@ -9,15 +9,24 @@
 
 The summaries are stored as JSON (``.grading/state/`` and ``reports/integrity.json``):
 :meth:`HandInSummary.to_json` and :meth:`HandInSummary.from_json` keep that format.
+
+What each graded cell and each hand-in came to, for the reports and the run's log.
+
+:func:`cell_outcome` is a cell's outcome in ``grades.csv`` (see :mod:`.reports`),
+:func:`zero_reason` why a notebook scored 0 when wrong answers are not the reason, and
+:func:`attention` every line an instructor should read about one hand-in (the integrity
+report's entries). All are decided from the records (:mod:`.records`): outcomes and zero
+kinds set where they happened, never from a message's words.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from instructor.classroom.worker.session import (
+from instructor.classroom.worker import (
     NOT_RUN_OUTCOMES,
     STUDENT_VIEW,
     ZERO_OUTCOMES,
@@ -28,23 +37,31 @@ from instructor.classroom.worker.session import (
     ZeroKind,
 )
 
+if TYPE_CHECKING:
+    pass
+
 __all__ = [
-    "NOT_RUN_OUTCOMES",
-    "ZERO_OUTCOMES",
-    "Outcome",
-    "ZeroKind",
-    "STUDENT_VIEW",
     "AWAITING",
-    "GRADED",
-    "UNANSWERED",
+    "AWAITING_OUTCOME",
     "CellGrade",
     "ExecutionResult",
+    "GRADED",
     "GraderEnvironmentError",
     "HandIn",
     "HandInSummary",
+    "MANUAL_OUTCOMES",
+    "NOT_RUN_OUTCOMES",
     "NotebookSummary",
+    "Outcome",
+    "STUDENT_VIEW",
     "Screening",
+    "UNANSWERED",
+    "ZERO_OUTCOMES",
+    "ZeroKind",
     "ZeroedTest",
+    "attention",
+    "cell_outcome",
+    "zero_reason",
 ]
 
 
@@ -74,8 +91,12 @@ class Screening:
 
 AWAITING = "awaiting"
 """``CellGrade.manual`` of an answer nbgrader left for a grader, not graded yet."""
+
+
 GRADED = "graded"
 """``CellGrade.manual`` of a cell a grader scored by hand (formgrader's manual score)."""
+
+
 UNANSWERED = "unanswered"
 """``CellGrade.manual`` of a written answer left as released: nbgrader's 0, no grader needed."""
 
@@ -139,7 +160,7 @@ class NotebookSummary:
     def executed(self, result: ExecutionResult) -> NotebookSummary:
         """This summary with the outcome of the notebook's execution (the imports cell's
         error read from the executed notebook's outputs)."""
-        from .integrity import imports_failure
+        from instructor.classroom.grader.integrity import imports_failure
 
         notes = list(self.notes)
         if result.detail:
@@ -263,3 +284,104 @@ def _zeroed(test: str, value: Any) -> ZeroedTest:
     if isinstance(value, list) and len(value) == 2:
         return ZeroedTest(test, str(value[1]), ZeroKind(value[0]))
     return ZeroedTest(test, str(value))
+
+
+AWAITING_OUTCOME = "awaiting manual grading"
+
+
+MANUAL_OUTCOMES = {
+    AWAITING: AWAITING_OUTCOME,
+    GRADED: "graded by hand",
+    UNANSWERED: "unanswered",
+}
+"""``grades.csv``'s outcome of a cell graded by hand, by ``CellGrade.manual``."""
+
+
+def cell_outcome(record: NotebookSummary, grade: CellGrade) -> str:
+    """``passed``, ``failed``, ``not run`` or ``zeroed``, or for a cell graded by hand
+    ``awaiting manual grading``, ``graded by hand`` or ``unanswered``: see
+    :mod:`.reports`."""
+    missing = grade.manual == UNANSWERED and record.outcome in NOT_RUN_OUTCOMES
+    if grade.manual and not missing:  # a missing notebook's written answer: "not run"
+        return MANUAL_OUTCOMES[grade.manual]
+    if grade.score is not None and grade.max_score is not None and grade.score >= grade.max_score:
+        return "passed"
+    zeroed = {z.test: z.kind for z in record.zeroed}
+    if record.outcome in NOT_RUN_OUTCOMES or zeroed.get(grade.cell) == ZeroKind.NOT_RUN:
+        return "not run"
+    if grade.score is None:
+        return "not run"
+    if grade.cell in zeroed:
+        return "zeroed"
+    return "failed"
+
+
+def zero_reason(record: NotebookSummary) -> str:
+    """Why a notebook scored 0 when wrong answers are not the reason; ``""`` otherwise
+    (it scored points, or its tests ran and failed)."""
+    if record.score:
+        return ""
+    if record.outcome in ZERO_OUTCOMES:
+        return record.outcome
+    if record.imports_error:
+        return f"its imports cell failed ({record.imports_error})"
+    outcomes = {cell_outcome(record, grade) for grade in record.cells or () if not grade.manual}
+    if outcomes == {"not run"}:
+        return "no test cell ran"
+    return ""
+
+
+def attention(summary: HandInSummary) -> list[str]:
+    """Everything about one hand-in that an instructor should read."""
+    lines = list(summary.notes)
+    if summary.error:
+        lines.append(summary.error)
+    for name, record in summary.notebooks.items():
+        if record.outcome not in (Outcome.OK, ""):
+            lines.append(f"{name}: {record.outcome}")
+        if record.imports_error:
+            lines.append(
+                f"{name}: the imports cell failed ({record.imports_error}): every later cell "
+                "that needs its names fails"
+            )
+        reason = zero_reason(record)
+        if reason:
+            lines.append(f"{name}: scored 0, not for wrong answers: {reason}")
+        lines += [f"{name}: {note}" for note in record.notes]
+        lines += [f"{name}: {z.test} scored 0: {z.reason}" for z in record.zeroed]
+        lines += [f"{name}: undone before a test: {item}" for item in record.restored or ()]
+        lines += [f"{name}: the kernel {event}" for event in record.events or ()]
+        lines += [f"{name}: suspicious code: {flag}" for flag in record.flags]
+    return list(dict.fromkeys(lines))
+
+
+T = TypeVar("T")
+
+
+_WHY_CHARS = 300
+"""How much of an exception's message a note keeps: a message may quote the whole file."""
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A step that failed on one hand-in, and why (one line)."""
+
+    why: str
+
+    @property
+    def note(self) -> str:
+        return f"unreadable: {self.why}"
+
+    @classmethod
+    def of(cls, error: BaseException) -> Unreadable:
+        lines = str(error).strip().splitlines()
+        message = lines[0][:_WHY_CHARS] if lines else ""
+        return cls(f"{type(error).__name__}: {message}" if message else type(error).__name__)
+
+
+def contain(step: Callable[[], T]) -> T | Unreadable:
+    """``step()``, or why it failed: any :class:`Exception` it raises is the hand-in's."""
+    try:
+        return step()
+    except Exception as error:  # noqa: BLE001 - whatever a hand-in holds ends in its own 0
+        return Unreadable.of(error)

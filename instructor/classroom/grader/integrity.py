@@ -35,8 +35,8 @@ __all__ = [
     "imports_failure",
     "nbgrader_metadata_problem",
     "normalise_notebook",
-    "read_submission",
     "read_student_file",
+    "read_submission",
     "read_submission_file",
     "scan_code",
 ]
@@ -246,6 +246,8 @@ SUSPICIOUS_MODULES = {
     "sys",
     "IPython",
 }
+
+
 SUSPICIOUS_CALLS = {
     "get_ipython": "reaches into the kernel (get_ipython)",
     "setattr": "replaces attributes with setattr",
@@ -259,6 +261,8 @@ SUSPICIOUS_CALLS = {
     "create_connection": "opens a network connection",
     "_exit": "ends the kernel process",
 }
+
+
 SUSPICIOUS_IMPORTS = {
     "ctypes": "imports ctypes",
     "gc": "imports gc",

@@ -1,4 +1,15 @@
-"""Feedback that never shows a hidden test: a preprocessor for nbgrader's ``generate_feedback``.
+"""Feedback HTML for the recorded hand-ins: nbgrader's own ``generate_feedback``.
+
+The HTML never shows a hidden test, and nothing the student wrote runs in it:
+:func:`feedback_for` adds :class:`.feedback.RedactFeedback` and
+:class:`.sanitise.SanitiseNotebook` to nbgrader's ``GenerateFeedback`` preprocessors
+(:func:`.feedback.feedback_config`) on the API it uses.
+
+Feedback only reads the gradebook and the autograded notebooks, so with the embedded
+cluster (this machine) the Dask workers write it in parallel; with a remote scheduler
+(whose workers may not see the course folder) it is written here, one after another.
+
+Feedback that never shows a hidden test: a preprocessor for nbgrader's ``generate_feedback``.
 
 nbgrader 0.9 writes the feedback HTML from the autograded notebook, whose test cells hold
 their hidden tests again (``### BEGIN HIDDEN TESTS`` ... and the reference checks in them),
@@ -29,6 +40,8 @@ with (:mod:`.feedback` does it on the API it uses).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from nbconvert.preprocessors import Preprocessor
@@ -37,18 +50,88 @@ from traitlets import Bool
 from traitlets.config import Config
 
 from instructor import anatomy
+from instructor.classroom.grader.course import NbgraderCourse, ResumeState
+from instructor.classroom.grader.records import contain
 
 __all__ = [
     "HIDDEN_NOTE",
     "REDACTED_LINE",
-    "WRAP_CSS",
     "RedactFeedback",
+    "WRAP_CSS",
     "feedback_config",
+    "feedback_for",
+    "lacking_feedback",
     "redact_test_cell",
+    "redacting",
+    "write_feedback",
 ]
 
+
+def lacking_feedback(
+    root: Path, state: ResumeState, assignments: list[str], force: bool = False
+) -> list[tuple[str, str]]:
+    """(assignment, student) of every recorded hand-in without feedback (all, with force)."""
+    missing = []
+    for assignment in assignments:
+        for student in state.students(assignment):
+            folder = root / "feedback" / student / assignment
+            if force or not folder.is_dir() or not any(folder.glob("*.html")):
+                missing.append((assignment, student))
+    return missing
+
+
+def redacting(course: NbgraderCourse) -> NbgraderCourse:
+    """``course``, its API's ``generate_feedback`` made to redact hidden tests and sanitise
+    (idempotent)."""
+    course.api.config.merge(feedback_config())
+    return course
+
+
+def feedback_for(root: Path, db_url: str | None, assignment: str, student: str) -> bool:
+    """nbgrader's ``generate_feedback`` for one hand-in (in a worker), hidden tests
+    redacted; whether it worked. It reads what the student wrote: inside the hand-in's
+    boundary (:func:`.pipeline.contain`), so one notebook's feedback failing is named
+    in the log ("feedback failed for ...") and the others are still written."""
+    done = contain(
+        lambda: redacting(NbgraderCourse(root, db_url)).generate_feedback(assignment, student)
+    )
+    return done is True
+
+
+def write_feedback(
+    course: NbgraderCourse,
+    missing: list[tuple[str, str]],
+    client: Any | None,
+    log: Callable[[str], None],
+) -> None:
+    """Feedback for each (assignment, student) of ``missing``: on ``client``'s workers, or
+    here where ``client`` is None."""
+    if not missing:
+        return
+    if client is None:
+        results = [feedback_for(course.root, course.db_url, a, s) for a, s in missing]
+    else:
+        futures = client.map(
+            feedback_for,
+            [course.root] * len(missing),
+            [course.db_url] * len(missing),
+            [a for a, _ in missing],
+            [s for _, s in missing],
+            pure=False,
+        )
+        results = client.gather(futures)
+    failed = [f"{a}/{s}" for (a, s), ok in zip(missing, results, strict=True) if not ok]
+    log(f"feedback written for {len(missing) - len(failed)} submission(s)")
+    if failed:
+        log("feedback failed for: " + ", ".join(failed))
+
+
 HIDDEN_NOTE = "# (hidden tests ran here too; their code is not shown)"
+
+
 REDACTED_LINE = "    ... (a line of a hidden test)"
+
+
 WRAP_CSS = """
 div.output_area pre, div.output_subarea pre, div.output_text pre, .output_error pre {
   white-space: pre-wrap !important;
@@ -58,8 +141,13 @@ div.output_area pre, div.output_subarea pre, div.output_text pre, .output_error 
 }
 """
 
+
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
 _NUMBERED = re.compile(r"^\s*(?:-*>)?\s*(?P<number>\d+)(?: (?P<code>.*))?$")
+
+
 _CARETS = re.compile(r"^[\s^~]+$")
 
 
@@ -154,7 +242,7 @@ def feedback_config() -> Config:
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import GetGrades
 
-    from .sanitise import SanitiseNotebook
+    from instructor.classroom.sanitise import SanitiseNotebook
 
     config = Config()
     config.GenerateFeedback.preprocessors = [

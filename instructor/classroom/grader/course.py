@@ -1,0 +1,673 @@
+"""The nbgrader course the class grader works on: its configuration, API and gradebook.
+
+:class:`NbgraderCourse` reads the course's ``nbgrader_config.py`` (with the gradebook URL
+given on the command line, if any) and offers what the other parts need from nbgrader:
+the API (autograde, feedback), the gradebook, the released notebooks, and nbgrader's own
+sanitising preprocessors run on one notebook. Its :attr:`~NbgraderCourse.recording_api`
+is the API whose ``autograde`` replays the sandboxed outputs (:mod:`.pipeline`) on the staged
+copies instead of executing the notebooks.
+
+:meth:`~NbgraderCourse.register` makes any gradebook, an empty one included, know an
+assignment as its source (``solutions/``) defines it: nbgrader's own ``generate_assignment``
+with the grader's gradebook URL and a temporary release folder (the course's ``notebooks/``
+is never written), then the assignment's due date (:class:`.course.Deadlines`).
+
+Due dates and late penalties, configured in ``autograder/nbgrader_config.py``.
+
+nbgrader computes lateness itself: ``autograde`` reads each hand-in's ``timestamp.txt``
+against its assignment's ``duedate`` in the gradebook, and its ``AssignLatePenalties``
+step asks the ``LateSubmissionPlugin`` configured as ``AssignLatePenalties.plugin_class``
+what to take off each notebook (nbgrader caps it at the notebook's score). This module adds:
+
+- :class:`Deadlines`: the due date of each assignment (``c.Deadlines.due_dates``), which
+  the class grader writes into the gradebook (nbgrader's ``Assignment.duedate``) before
+  grading;
+- :class:`PerHourPenalty`: a late-submission plugin taking a share of the notebook's score
+  per started hour late (``c.PerHourPenalty.percent_per_hour``), after an optional grace
+  period.
+
+nbgrader's own plugin (``penalty_method = "none"`` or ``"zero"``) works as ever.
+
+What the reports read from nbgrader's gradebook: scores (a grader's manual score
+included), late penalties and student names.
+
+The gradebook, watched while a run grades: a change the grader did not make is an error.
+
+Without bubblewrap a kernel runs as the grader's user and can reach the gradebook (the
+guide says so); :mod:`.isolation` ends what a kernel leaves running, and this module checks
+the result. :class:`GradebookWatch` reads every score of the run's assignments before
+grading (``auto_score``, ``manual_score``, ``extra_credit`` per student, notebook and
+cell), takes in what the grader records itself, and compares the gradebook with it before
+each recording and once all kernels have ended: a difference raises
+:class:`GradebookChanged`, which names every changed score, before anything is reported.
+
+The class grader's resume state: one JSON summary per recorded hand-in.
+
+``.grading/state/<assignment>/<student>.json`` is written once a hand-in is recorded in the
+gradebook. A hand-in whose fingerprint is the one of its state is not graded again (unless
+forced), so an interrupted run picks up where it stopped; the reports are written from
+these summaries.
+
+The fingerprint covers the submission (every file of its folder) *and* what grades it
+(:func:`grading_context`): the released notebooks, the graded cells of the source (tests
+and points), the gradebook's URL, the due date and the late-penalty configuration. Change
+any of these and the assignment's hand-ins are graded again.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+import os
+import tempfile
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from nbgrader.plugins import LateSubmissionPlugin
+from nbgrader.utils import parse_utc
+from traitlets import Dict, Float, Unicode
+from traitlets.config import Configurable
+
+from instructor.classroom.grader.records import (
+    AWAITING,
+    GRADED,
+    UNANSWERED,
+    CellGrade,
+    HandIn,
+    HandInSummary,
+)
+from instructor.student_ids import id_problem
+
+__all__ = [
+    "Deadlines",
+    "GradebookChanged",
+    "GradebookWatch",
+    "NbgraderCourse",
+    "PerHourPenalty",
+    "ResumeState",
+    "STAGING_FOLDER",
+    "ScoreKey",
+    "SetupError",
+    "WORK",
+    "cell_grade",
+    "fingerprint",
+    "from_gradebook",
+    "grading_context",
+    "late_penalties",
+    "read_scores",
+    "student_names",
+    "submitted_students",
+]
+
+
+WORK = ".grading"
+"""Under the course root: staged copies of submissions and the resume state."""
+
+
+STAGING_FOLDER = f"{WORK}/staged"
+"""Under the course root: the copies nbgrader's autograde reads (``submitted`` for it)."""
+
+
+def cell_grade(grade: Any) -> CellGrade:
+    """One ``nbgrader.api.Grade`` as a :class:`CellGrade`, a cell graded by hand told apart:
+
+    - a manual score set (formgrader, or ``Grade.manual_score`` through nbgrader's API):
+      ``GRADED``, the gradebook's score (the manual score, plus any extra credit);
+    - no autograder score and no manual one (a written answer, changed: nbgrader's
+      ``needs_manual_grade``): ``AWAITING``, no score (nbgrader's own sum counts it 0);
+    - a markdown answer cell the autograder scored (left as released: nbgrader's 0):
+      ``UNANSWERED``;
+    - anything else (a test cell): the autograder's score.
+    """
+    if grade.manual_score is not None:
+        manual = GRADED
+    elif grade.auto_score is None:
+        return CellGrade(grade.name, None, grade.max_score, AWAITING)
+    elif grade.cell_type == "markdown":
+        manual = UNANSWERED
+    else:
+        manual = ""
+    return CellGrade(grade.name, grade.score, grade.max_score, manual)
+
+
+class SetupError(RuntimeError):
+    """An assignment the gradebook cannot be set up for (no source, nbgrader refused)."""
+
+
+class NbgraderCourse:
+    """nbgrader's view of the course at ``root``, with the gradebook at ``db_url`` if given."""
+
+    def __init__(self, root: Path, db_url: str | None = None) -> None:
+        self.root = Path(root).resolve()
+        self.db_url = db_url
+        self.api = self._api(staged=False)
+        self.coursedir = self.api.coursedir
+        self.deadlines = Deadlines(config=self.api.config)
+
+    def _config(self, staged: bool) -> Any:
+        from traitlets.config.loader import PyFileConfigLoader
+
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(self.root)).load_config()
+        config.CourseDirectory.root = str(self.root)
+        # The grader never uses nbgrader's exchange (it reads submitted/), but NbGraderAPI
+        # lists it when made: on a hub (JupyterHubAuthPlugin) that asks the hub's API and
+        # fails outside a single-user server (no JUPYTERHUB_API_TOKEN: cron, ssh).
+        config.Authenticator.plugin_class = "nbgrader.auth.NoAuthPlugin"
+        if self.db_url:
+            config.CourseDirectory.db_url = self.db_url
+        if staged:
+            from nbconvert.preprocessors import ClearMetadataPreprocessor
+            from nbgrader.preprocessors import (
+                AssignLatePenalties,
+                CheckCellMetadata,
+                IgnorePattern,
+                LimitOutput,
+                SaveAutoGrades,
+            )
+
+            from instructor.classroom.sanitise import SanitiseNotebook
+            from instructor.classroom.grader.pipeline import ReplayExecute
+
+            config.CourseDirectory.submitted_directory = STAGING_FOLDER
+            config.Autograde.autograde_preprocessors = [
+                ReplayExecute,
+                IgnorePattern,
+                ClearMetadataPreprocessor,
+                LimitOutput,
+                SaveAutoGrades,
+                AssignLatePenalties,
+                CheckCellMetadata,
+                # Last, after the scores are saved: the autograded notebook formgrader
+                # shows holds nothing that runs in the instructor's browser.
+                SanitiseNotebook,
+            ]
+        return config
+
+    def _api(self, staged: bool, release: Path | None = None) -> Any:
+        from nbgrader.apps import NbGraderAPI
+        from nbgrader.coursedir import CourseDirectory
+
+        from instructor.nbgrader_env import nbgrader_env
+
+        os.environ.update(nbgrader_env())
+        config = self._config(staged)
+        if release is not None:
+            config.CourseDirectory.release_directory = str(release)
+        return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+
+    @functools.cached_property
+    def recording_api(self) -> Any:
+        """The API whose autograde replays the sandboxed outputs on the staged copies."""
+        return self._api(staged=True)
+
+    def gradebook(self) -> Any:
+        from nbgrader.api import Gradebook
+
+        return Gradebook(self.coursedir.db_url, self.coursedir.course_id)
+
+    def submitted_folder(self) -> Path:
+        """``submitted/``: one folder per student, one per assignment in it."""
+        return Path(self.coursedir.format_path(self.coursedir.submitted_directory, ".", "."))
+
+    def notebook_names(self, assignment: str) -> list[str]:
+        """The assignment's notebooks, as the gradebook knows them."""
+        with self.gradebook() as gb:
+            return [nb.name for nb in gb.find_assignment(assignment).notebooks]
+
+    def release_folder(self, assignment: str) -> Path:
+        """The released notebooks of ``assignment`` (``notebooks/<assignment>/``)."""
+        return Path(self.coursedir.format_path(self.coursedir.release_directory, ".", assignment))
+
+    def source_folder(self, assignment: str) -> Path:
+        """The instructor notebooks of ``assignment`` (``solutions/<assignment>/``)."""
+        return Path(self.coursedir.format_path(self.coursedir.source_directory, ".", assignment))
+
+    def source_notebook_names(self, assignment: str) -> list[str]:
+        """The assignment's notebooks, as its source folder holds them."""
+        return sorted(path.stem for path in self.source_folder(assignment).glob("*.ipynb"))
+
+    def released(self, assignment: str, name: str) -> nbformat.NotebookNode:
+        return nbformat.read(self.release_folder(assignment) / f"{name}.ipynb", as_version=4)
+
+    def grading_spec(self, assignment: str) -> dict[str, dict[str, list[Any]]]:
+        """What the source grades: notebook -> graded cell -> [points, the test's source
+        (None for a graded answer cell)], from the nbgrader metadata of ``solutions/``."""
+        spec: dict[str, dict[str, list[Any]]] = {}
+        for name in self.source_notebook_names(assignment):
+            notebook = nbformat.read(self.source_folder(assignment) / f"{name}.ipynb", 4)
+            cells: dict[str, list[Any]] = {}
+            for cell in notebook.cells:
+                meta = cell.get("metadata", {}).get("nbgrader", {})
+                if meta.get("grade"):
+                    test = None if meta.get("solution") else cell.source
+                    cells[meta["grade_id"]] = [float(meta.get("points", 0)), test]
+            spec[name] = cells
+        return spec
+
+    def _recorded_spec(self, assignment: str) -> dict[str, dict[str, list[Any]]] | None:
+        """The gradebook's version of :meth:`grading_spec`; None without the assignment."""
+        from nbgrader.api import MissingEntry
+
+        with self.gradebook() as gb:
+            try:
+                found = gb.find_assignment(assignment)
+            except MissingEntry:
+                return None
+            spec: dict[str, dict[str, list[Any]]] = {}
+            for notebook in found.notebooks:
+                sources = {cell.name: cell.source for cell in notebook.source_cells}
+                answers = {cell.name for cell in notebook.solution_cells}
+                spec[notebook.name] = {
+                    cell.name: [
+                        float(cell.max_score),
+                        None if cell.name in answers else sources.get(cell.name),
+                    ]
+                    for cell in notebook.grade_cells
+                }
+            return spec
+
+    def late_policy(self) -> str:
+        """nbgrader's late-penalty configuration, as text (part of the resume key)."""
+        config = self.api.config
+        sections = ("AssignLatePenalties", "LateSubmissionPlugin", "PerHourPenalty")
+        return json.dumps(
+            {name: {k: str(v) for k, v in config[name].items()} for name in sections},
+            sort_keys=True,
+        )
+
+    def register(self, assignment: str) -> list[str]:
+        """Make the gradebook know ``assignment`` as its source defines it (notebooks, graded
+        cells, points, tests) and with its configured due date; return what was done.
+
+        nbgrader's ``generate_assignment`` runs only when the gradebook lacks the assignment
+        or differs from the source, with a temporary release folder. A due date removed from
+        the configuration is left as the gradebook has it.
+        """
+        done: list[str] = []
+        expected = self.grading_spec(assignment)
+        if not expected:
+            raise SetupError(
+                f"no notebook in {self.source_folder(assignment)}: is {assignment!r} one of "
+                "the course's assignments?"
+            )
+        recorded = self._recorded_spec(assignment)
+        if recorded != expected:
+            with tempfile.TemporaryDirectory(prefix="nbgrader-release-") as release:
+                api = self._api(staged=False, release=Path(release))
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    outcome = api.generate_assignment(assignment, force=True, create=True)
+            if not outcome["success"]:
+                detail = (outcome.get("error") or outcome.get("log") or "")[-3000:]
+                raise SetupError(
+                    f"nbgrader could not register {assignment} in the gradebook "
+                    f"{self.coursedir.db_url}:\n{detail}"
+                )
+            done.append(
+                f"{assignment}: registered in the gradebook from {self.source_folder(assignment)}"
+                if recorded is None
+                else f"{assignment}: the gradebook updated to the source's graded cells"
+            )
+        due = self.deadlines.due(assignment)
+        if due is not None:
+            with self.gradebook() as gb:
+                record = gb.find_assignment(assignment)
+                if record.duedate != due:
+                    gb.update_or_create_assignment(assignment, duedate=due)
+                    done.append(f"{assignment}: due {due:%Y-%m-%d %H:%M:%S} UTC")
+        return done
+
+    def sanitise(
+        self, nb: nbformat.NotebookNode, student: str, assignment: str, name: str
+    ) -> nbformat.NotebookNode:
+        """nbgrader's ``Autograde.sanitize_preprocessors``, run on one notebook."""
+        from nbgrader.converters import Autograde
+
+        converter = Autograde(coursedir=self.coursedir, parent=self.api)
+        resources = {
+            "nbgrader": {
+                "student": student,
+                "assignment": assignment,
+                "notebook": name,
+                "db_url": self.coursedir.db_url,
+            },
+            "unique_key": name,
+        }
+        with warnings.catch_warnings():
+            # nbformat's MissingIDFieldWarning on cells nbgrader itself adds back.
+            warnings.simplefilter("ignore")
+            for preprocessor_class in converter.sanitize_preprocessors:
+                preprocessor = preprocessor_class(parent=converter)
+                nb, resources = preprocessor.preprocess(nb, resources)
+        return nb
+
+    def record_zeros(self, student: str, assignment: str, notebooks: list[str]) -> None:
+        """No readable notebook at all: nbgrader's converter would refuse; record zeros."""
+        with self.gradebook() as gb:
+            gb.update_or_create_student(student)
+            gb.update_or_create_submission(assignment, student)
+            for name in notebooks:
+                notebook = gb.find_submission_notebook(name, assignment, student)
+                for grade in notebook.grades:
+                    grade.auto_score = 0
+                    grade.needs_manual_grade = False
+            gb.db.commit()
+
+    def scores(
+        self, student: str, assignment: str, names: list[str]
+    ) -> dict[str, tuple[float, float, tuple[CellGrade, ...]]]:
+        """name -> (score, max score, each graded cell's grade, :func:`cell_grade`) of what
+        the gradebook has."""
+        found = {}
+        with self.gradebook() as gb:
+            for name in names:
+                try:
+                    notebook = gb.find_submission_notebook(name, assignment, student)
+                except Exception:  # noqa: BLE001 - nothing recorded for it
+                    continue
+                cells = tuple(cell_grade(g) for g in notebook.grades)
+                found[name] = (notebook.score, notebook.max_score, cells)
+        return found
+
+    def generate_feedback(self, assignment: str, student: str) -> bool:
+        """nbgrader's ``generate_feedback`` for one hand-in; whether it succeeded."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return bool(self.api.generate_feedback(assignment, student)["success"])
+
+
+class Deadlines(Configurable):
+    """The due date of each assignment, as the class grader records it in the gradebook."""
+
+    due_dates = Dict(
+        key_trait=Unicode(),
+        value_trait=Unicode(),
+        help="assignment -> due date, e.g. '2026-11-20 23:59:00 Europe/Paris' (a time "
+        "without a zone is UTC); nbgrader's Assignment.duedate",
+    ).tag(config=True)
+
+    def due(self, assignment: str) -> datetime | None:
+        """The due date of ``assignment`` (naive UTC, as nbgrader stores it), or None."""
+        text = self.due_dates.get(assignment)
+        return parse_utc(text) if text else None
+
+
+class PerHourPenalty(LateSubmissionPlugin):
+    """Each started hour late takes ``percent_per_hour`` % of the notebook's score (all of
+    it after 100 / percent_per_hour hours); ``grace_minutes`` late cost nothing."""
+
+    percent_per_hour = Float(
+        10.0, help="the share of the notebook's score taken per started hour late, in %"
+    ).tag(config=True)
+    grace_minutes = Float(0.0, help="minutes late that cost nothing").tag(config=True)
+
+    def late_submission_penalty(
+        self, student_id: str, score: float, total_seconds_late: float
+    ) -> float | None:
+        late = total_seconds_late - 60 * self.grace_minutes
+        if late <= 0 or not score:
+            return None
+        hours = math.ceil(late / 3600)
+        penalty = min(score, score * self.percent_per_hour * hours / 100)
+        self.log.info(
+            "%s: %d started hour(s) late, penalty %g of %g", student_id, hours, penalty, score
+        )
+        return penalty
+
+
+def submitted_students(course: NbgraderCourse, assignment: str) -> list[str]:
+    """The students with a folder for ``assignment`` in ``submitted/`` whose name is a
+    student id (:mod:`instructor.student_ids`; the others are never graded)."""
+    return [
+        p.parent.name
+        for p in course.submitted_folder().glob(f"*/{assignment}")
+        if p.is_dir() and not id_problem(p.parent.name)
+    ]
+
+
+def late_penalties(
+    course: NbgraderCourse, summaries: list[HandInSummary]
+) -> dict[tuple[str, str], float]:
+    """(student, assignment) -> nbgrader's ``late_submission_penalty`` of the submission
+    in the gradebook (0 where it has none)."""
+    penalties = {}
+    with course.gradebook() as gb:
+        for summary in summaries:
+            try:
+                submission = gb.find_submission(summary.assignment, summary.student)
+            except Exception:  # noqa: BLE001 - not in the gradebook: no penalty known
+                continue
+            penalties[(summary.student, summary.assignment)] = float(
+                submission.late_submission_penalty or 0.0
+            )
+    return penalties
+
+
+def from_gradebook(course: NbgraderCourse, summaries: list[HandInSummary]) -> list[HandInSummary]:
+    """``summaries`` with each recorded notebook's scores read again from the gradebook,
+    which stays the record: a score a grader set by hand since (formgrader, or nbgrader's
+    API) is in them, and a written answer graded is no longer awaiting
+    (:func:`.course.cell_grade`). A notebook the gradebook has no grades of keeps
+    its recorded scores."""
+
+    refreshed = []
+    with course.gradebook() as gb:
+        for summary in summaries:
+            notebooks = dict(summary.notebooks)
+            for name, record in summary.notebooks.items():
+                if record.cells is None:
+                    continue
+                try:
+                    notebook = gb.find_submission_notebook(
+                        name, summary.assignment, summary.student
+                    )
+                except Exception:  # noqa: BLE001 - not in the gradebook: keep what was recorded
+                    continue
+                if not notebook.grades:
+                    continue
+                notebooks[name] = replace(
+                    record,
+                    score=notebook.score,
+                    max_score=notebook.max_score,
+                    cells=tuple(cell_grade(g) for g in notebook.grades),
+                )
+            refreshed.append(replace(summary, notebooks=notebooks))
+    return refreshed
+
+
+def student_names(course: NbgraderCourse, students: Iterable[str]) -> dict[str, str]:
+    """student -> "First Last" from the gradebook, for the students it names."""
+    names = {}
+    with course.gradebook() as gb:
+        for student in students:
+            try:
+                record = gb.find_student(student)
+            except Exception:  # noqa: BLE001 - unknown student: no name
+                continue
+            name = " ".join(part for part in (record.first_name, record.last_name) if part)
+            if name:
+                names[student] = name
+    return names
+
+
+class GradebookChanged(RuntimeError):
+    """Scores changed in the gradebook during a run, and the grader did not change them."""
+
+
+@dataclass(frozen=True, order=True)
+class ScoreKey:
+    """One graded cell of one student's notebook."""
+
+    assignment: str
+    student: str
+    notebook: str
+    cell: str
+
+
+Score = tuple[float | None, float | None, float | None]
+"""``(auto_score, manual_score, extra_credit)``."""
+
+
+def read_scores(gradebook: Any, assignments: list[str]) -> dict[ScoreKey, Score]:
+    """Every score of ``assignments`` in ``gradebook`` (an open nbgrader ``Gradebook``),
+    in one query."""
+    from nbgrader.api import (
+        Assignment,
+        BaseCell,
+        Grade,
+        Notebook,
+        SubmittedAssignment,
+        SubmittedNotebook,
+    )
+
+    rows = (
+        gradebook.db.query(
+            Assignment.name,
+            SubmittedAssignment.student_id,
+            Notebook.name,
+            BaseCell.name,
+            Grade.auto_score,
+            Grade.manual_score,
+            Grade.extra_credit,
+        )
+        .select_from(Grade)
+        .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
+        .join(SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
+        .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
+        .join(Notebook, SubmittedNotebook.notebook_id == Notebook.id)
+        .join(BaseCell, Grade.cell_id == BaseCell.id)
+        .filter(Assignment.name.in_(assignments))
+        .all()
+    )
+    return {
+        ScoreKey(assignment, student, notebook, cell): (auto, manual, extra)
+        for assignment, student, notebook, cell, auto, manual, extra in rows
+    }
+
+
+def _differences(expected: dict[ScoreKey, Score], found: dict[ScoreKey, Score]) -> list[str]:
+    lines = []
+    for key in sorted(expected.keys() | found.keys()):
+        before, after = expected.get(key), found.get(key)
+        if before != after:
+            where = f"{key.student}, {key.assignment}/{key.notebook}, {key.cell}"
+            lines.append(f"  {where}: {_shown(before)} -> {_shown(after)}")
+    return lines
+
+
+def _shown(score: Score | None) -> str:
+    if score is None:
+        return "absent"
+    auto, manual, extra = score
+    return f"auto {auto}, manual {manual}, extra {extra}"
+
+
+class GradebookWatch:
+    """The scores the gradebook must hold, kept up to date with what the grader records.
+
+    Args:
+        open_gradebook: opens the course's gradebook (a context manager).
+        assignments: the run's assignments; scores of others are not watched.
+    """
+
+    def __init__(self, open_gradebook: Any, assignments: list[str]) -> None:
+        self.open_gradebook = open_gradebook
+        self.assignments = list(assignments)
+        self.expected = self._read()
+
+    def _read(self) -> dict[ScoreKey, Score]:
+        with self.open_gradebook() as gradebook:
+            return read_scores(gradebook, self.assignments)
+
+    def check(self, when: str) -> None:
+        """Raise :class:`GradebookChanged` if the gradebook differs from what is expected."""
+        differences = _differences(self.expected, self._read())
+        if differences:
+            shown = "\n".join(differences[:20])
+            more = f"\n  ... and {len(differences) - 20} more" if len(differences) > 20 else ""
+            raise GradebookChanged(
+                f"the gradebook changed {when}, and not by the grader:\n{shown}{more}\n"
+                "Without bubblewrap a student's kernel can write it (see docs/instructors.md); "
+                "a grader working in formgrader meanwhile would too. Restore the gradebook "
+                "from a copy, or grade again with --force after checking those scores."
+            )
+
+    def recorded(self, assignment: str, student: str) -> None:
+        """Take in the scores the grader has just recorded for one hand-in."""
+        found = self._read()
+        for key in [k for k in self.expected if (k.assignment, k.student) == (assignment, student)]:
+            del self.expected[key]
+        self.expected.update(
+            {k: v for k, v in found.items() if (k.assignment, k.student) == (assignment, student)}
+        )
+
+
+def grading_context(course: NbgraderCourse, assignment: str) -> str:
+    """A digest of what grades ``assignment``'s hand-ins: its released notebooks, the graded
+    cells of its source (tests and points), the gradebook URL, its due date and the late
+    policy."""
+    digest = hashlib.sha256()
+    release = course.release_folder(assignment)
+    for path in sorted(release.glob("*.ipynb")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    due = course.deadlines.due(assignment)
+    context = {
+        "spec": course.grading_spec(assignment),
+        "db_url": course.coursedir.db_url,
+        "due": due.isoformat() if due else None,
+        "late": course.late_policy(),
+    }
+    digest.update(json.dumps(context, sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def fingerprint(folder: Path, context: str = "") -> str:
+    """A digest of every file under ``folder`` (names and contents), and of ``context``
+    (:func:`grading_context`)."""
+    digest = hashlib.sha256(context.encode())
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(folder)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+class ResumeState:
+    """The summaries of recorded hand-ins, under ``folder`` (``.grading/state``)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def path(self, student: str, assignment: str) -> Path:
+        return self.folder / assignment / f"{student}.json"
+
+    def is_recorded(self, hand_in: HandIn) -> bool:
+        """Whether ``hand_in`` was recorded with the same files."""
+        state = self.path(hand_in.student, hand_in.assignment)
+        if not state.exists():
+            return False
+        return json.loads(state.read_text()).get("fingerprint") == hand_in.fingerprint
+
+    def save(self, summary: HandInSummary) -> None:
+        state = self.path(summary.student, summary.assignment)
+        state.parent.mkdir(parents=True, exist_ok=True)
+        state.write_text(json.dumps(summary.to_json(), indent=1))
+
+    def students(self, assignment: str) -> list[str]:
+        """Every student with a recorded hand-in of ``assignment``, sorted."""
+        return [state.stem for state in sorted((self.folder / assignment).glob("*.json"))]
+
+    def load(self, assignments: list[str]) -> list[HandInSummary]:
+        """Every recorded summary of ``assignments``, by assignment then student."""
+        return [
+            HandInSummary.from_json(json.loads(self.path(student, assignment).read_text()))
+            for assignment in assignments
+            for student in self.students(assignment)
+        ]

@@ -1,0 +1,737 @@
+"""Grade every submission of one or more assignments: the pipeline behind ``make grade``.
+
+For each hand-in (``autograder/submitted/<student>/<assignment>/``):
+
+1. *stage* (this process, serial, light): read each notebook without trusting it, run
+   nbgrader's own sanitising preprocessors on it, note what the student changed
+   (:mod:`.pipeline`). This step, the fingerprint before it and the recording after run
+   inside one boundary per hand-in (:mod:`.pipeline`): whatever a hand-in holds, it
+   ends in its own 0 with the note ``unreadable: <why>``, and the run goes on;
+2. *execute* (in parallel: Dask workers, local by default): run it in a sandboxed kernel
+   and judge each test cell (:mod:`.session`);
+3. *record* (this process, serial, light): nbgrader's ``autograde`` converter, with its
+   ``Execute`` step replaced by :class:`.pipeline.ReplayExecute`, which takes the outputs of
+   step 2 (:mod:`.pipeline`). So the gradebook, the autograded notebooks and the feedback are
+   nbgrader's own.
+
+Before that, each assignment is registered in the gradebook from its source if the
+gradebook lacks it or differs (:meth:`.NbgraderCourse.register`: any gradebook, an empty
+one included, with the configured due date). Then feedback HTML (:mod:`.feedback`), and
+once for the run the grades CSV and the integrity report (:mod:`.reports`), of the students
+whose folder is in ``submitted/``, their scores read from the gradebook: a written answer
+(graded by hand, in formgrader) is reported as awaiting its grader until it has a manual
+score, then with it (its feedback written again), without grading anything again. A
+hand-in already recorded with the same files *and* the
+same grading (release, tests, points, gradebook, due date, late policy) is skipped on the
+next run unless ``force`` is given or its student is named (:mod:`.course`), so an
+interrupted run picks up where it stopped. With a remote scheduler, its workers are checked
+first (:mod:`.pipeline`). nbgrader's configuration and API: :mod:`.course`.
+
+Staging one hand-in: read, check and sanitise its notebooks before anything runs.
+
+Each expected notebook is read without trusting it (:mod:`.integrity`), compared with the
+release, scanned for suspicious code and run through nbgrader's own sanitising
+preprocessors (test cells come back from the gradebook). The readable ones are copied to
+``.grading/staged/<student>/<assignment>/``, where the recording step's ``autograde`` reads
+them; students' files in ``submitted/`` are only ever read. The class grader runs
+:func:`stage` inside the hand-in's boundary (:mod:`.pipeline`): an exception here is
+that hand-in's ``unreadable``, never the run's end.
+
+Beside the notebooks, two files of nbgrader's exchange go along (:func:`exchange_files`):
+``timestamp.txt`` (lateness) and ``submission_secret.txt``, from which ``release_feedback``
+names the feedback a student's ``fetch_feedback`` looks for: nbgrader's ``autograde`` and
+``generate_feedback`` copy them on to ``autograded/`` and ``feedback/``.
+
+One boundary per hand-in: whatever a hand-in holds, the worst it can do is score 0.
+
+Every step of :class:`.pipeline.ClassGrader` that reads or stages a hand-in (its fingerprint,
+:func:`.pipeline.stage`, the recording through nbgrader) runs through :func:`contain`. An
+exception there, of any kind (a ``TypeError`` from metadata of an unexpected shape, a
+``RecursionError`` from a file nested too deep, an ``OSError`` from a file that cannot be
+read), becomes an :class:`Unreadable` for that hand-in alone: each of its notebooks scores
+0 with the note ``unreadable: <why>``, and the run goes on with the other students.
+
+What is not contained is what no hand-in causes: ``KeyboardInterrupt`` and ``SystemExit``
+(not :class:`Exception`), and the checks the grader makes between steps (the gradebook
+watch, the kernel environment), which run outside the boundary.
+
+Recording a hand-in with nbgrader's own ``autograde``, its execution replayed.
+
+:func:`record_hand_in` records one staged and executed hand-in and returns its summary.
+
+nbgrader's ``autograde`` converter runs ``Execute`` and then scores the outputs. The class
+grader's recording API (:attr:`.NbgraderCourse.recording_api`) puts
+:class:`.pipeline.ReplayExecute` in its place: the outputs are those of the sandboxed
+run (:mod:`.session`), handed to the preprocessor through its ``executed`` trait
+(nbgrader-style configuration) for one ``autograde`` call. So the gradebook, the
+autograded notebooks and the feedback are nbgrader's own.
+
+nbgrader's ``Execute`` preprocessor, replaced: the outputs come from the sandboxed run.
+
+The class grader's recording API (:attr:`.NbgraderCourse.recording_api`) puts
+:class:`ReplayExecute` where nbgrader's ``autograde`` runs ``Execute``; :mod:`.pipeline` hands
+it the executed notebooks (its ``executed`` trait, nbgrader-style configuration) for one
+``autograde`` call. One preprocessor per file, as nbgrader keeps its own.
+
+Checking a Dask cluster before grading on it (``--scheduler``).
+
+The workers of a remote scheduler run the notebooks: each must import the course
+(``instructor``, ``helpers``) from a checkout at the same path as this machine's, since the
+graded notebooks and the sandbox refer to it. :func:`check_cluster` finds out within seconds
+(workers present, a worker check run on each) and otherwise raises :class:`ClusterError` with what
+to do, instead of a run that waits forever or fails notebook by notebook.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import shutil
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Dict
+
+from instructor.classroom.grader.course import (
+    STAGING_FOLDER,
+    WORK,
+    GradebookWatch,
+    NbgraderCourse,
+    ResumeState,
+    fingerprint,
+    from_gradebook,
+    grading_context,
+)
+from instructor.classroom.grader.feedback import lacking_feedback, write_feedback
+from instructor.classroom.grader.integrity import (
+    compare_with_release,
+    normalise_notebook,
+    read_student_file,
+    read_submission_file,
+    scan_code,
+)
+from instructor.classroom.grader.records import (
+    STUDENT_VIEW,
+    ExecutionResult,
+    HandIn,
+    HandInSummary,
+    NotebookSummary,
+    Outcome,
+    Screening,
+    Unreadable,
+    contain,
+)
+from instructor.classroom.grader.reports import awaiting_lines, run_lines, write_reports
+from instructor.classroom.worker.isolation import Limits, isolation_note
+from instructor.classroom.worker.session import (
+    GraderEnvironmentError,
+    check_kernel_environment,
+    execute_notebook,
+    unexecuted,
+)
+from instructor.paths import COURSE_ROOT
+from instructor.student_ids import id_problem, refusal
+
+__all__ = [
+    "ClassGrader",
+    "ClusterError",
+    "ReplayExecute",
+    "SECRET_FILE",
+    "Staged",
+    "Unreadable",
+    "WORKER_CHECK_SOURCE",
+    "check_cluster",
+    "connect",
+    "contain",
+    "exchange_files",
+    "record_hand_in",
+    "replay_hand_in",
+    "stage",
+    "unreadable_staging",
+]
+
+
+REPORTS = "reports"
+
+
+class ClassGrader:
+    """Grade a class on the nbgrader course at ``root`` (``autograder/`` by default).
+
+    Args:
+        root: the nbgrader course root (its ``nbgrader_config.py`` is read).
+        db_url: a SQLAlchemy URL for the gradebook (default: the course's, SQLite).
+        workers: Dask workers of the embedded ``LocalCluster`` (default: one per core; one
+            more was slower in benchmarks/grading.md, the kernels being busy, not waiting).
+        scheduler: the address of a running Dask scheduler; then no local cluster is made.
+        limits: time, memory and process limits of each notebook.
+        force: grade again submissions already recorded with the same files.
+        students: grade only these students (again, even if recorded); None: everyone.
+        feedback: write feedback HTML for each graded submission.
+        progress: show a progress bar.
+        student_view: also run each test cell inside the kernel, as the student does, and
+            keep those outputs in the autograded notebooks' cell metadata (never graded):
+            the course's tests use it to check that both views of every case agree.
+        figures: draw the figures into the autograded notebooks; by default they are left
+            as their text (no grade depends on them, and drawing costs time).
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        db_url: str | None = None,
+        workers: int | None = None,
+        scheduler: str | None = None,
+        limits: Limits | None = None,
+        force: bool = False,
+        students: list[str] | None = None,
+        feedback: bool = True,
+        progress: bool = True,
+        student_view: bool = False,
+        figures: bool = False,
+    ) -> None:
+        self.course = NbgraderCourse(root, db_url)
+        self.figures = figures
+        self.root = self.course.root
+        # One worker per core: the kernels are busy, not waiting, so an extra worker only
+        # competes for the cores (3 workers were slower than 2 on 2 cores when measured).
+        self.workers = workers or os.cpu_count() or 1
+        self.scheduler = scheduler
+        self.limits = limits or Limits()
+        self.force = force
+        self.student_view = student_view
+        self.students = list(dict.fromkeys(students)) if students else None
+        self.feedback = feedback
+        self.progress = progress
+        self.state = ResumeState(self.root / WORK / "state")
+        self.reports = self.root / REPORTS
+
+    def _folders(self, assignment: str) -> list[str]:
+        """The names of the folders of ``submitted/`` that hold ``assignment``, sorted.
+        Listed, never globbed with a name: a folder's name is the student's to choose."""
+        submitted = self.course.submitted_folder()
+        if not submitted.is_dir():
+            return []
+        return sorted(
+            entry.name
+            for entry in submitted.iterdir()
+            if entry.is_dir() and (entry / assignment).is_dir()
+        )
+
+    def present(self, assignment: str) -> list[str]:
+        """The students with a folder for ``assignment`` in ``submitted/``, sorted: those
+        whose folder's name is a student id (:mod:`instructor.student_ids`) only."""
+        return [s for s in self._folders(assignment) if not id_problem(s)]
+
+    def refused(self, assignments: list[str]) -> list[str]:
+        """A message for each folder of ``submitted/`` holding one of ``assignments`` whose
+        name is no student id: it is not graded (nbgrader would read it as a glob)."""
+        names = sorted({s for a in assignments for s in self._folders(a) if id_problem(s)})
+        where = f"a folder of {self.course.submitted_folder()}"
+        return [refusal(name, where) + " Not graded." for name in names]
+
+    def hand_ins(self, assignment: str) -> list[HandIn]:
+        """Every hand-in of ``assignment`` in ``submitted/`` (of the named students only, if
+        any), with its fingerprint: its files and what grades it (:func:`.grading_context`)."""
+        context = grading_context(self.course, assignment)
+        students = self.present(assignment)
+        if self.students is not None:
+            students = [s for s in students if s in self.students]
+        folder = self.course.submitted_folder()
+        hand_ins = []
+        for student in students:
+            files = folder / student / assignment
+            digest = contain(lambda files=files: fingerprint(files, context))
+            # A folder that cannot be read has no fingerprint: it is never taken for one
+            # recorded already, and its staging says why it cannot be read.
+            hand_ins.append(
+                HandIn(student, assignment, files, "" if isinstance(digest, Unreadable) else digest)
+            )
+        return hand_ins
+
+    def _stage(self, hand_in: HandIn) -> Staged:
+        """``hand_in`` staged, or staged as unreadable when staging failed on it."""
+        staged = contain(lambda: stage(self.course, hand_in))
+        if isinstance(staged, Unreadable):
+            return unreadable_staging(self.course, hand_in, staged)
+        return staged
+
+    @contextlib.contextmanager
+    def _dask(self) -> Iterator[Any]:
+        """A Dask client: of the remote scheduler (its workers checked), or of a local
+        cluster made for the run."""
+        if self.scheduler:
+            client = connect(self.scheduler)
+            with client:
+                check_cluster(client, str(COURSE_ROOT))
+                yield client
+            return
+        from distributed import Client, LocalCluster
+
+        with (
+            LocalCluster(
+                n_workers=self.workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",
+                silence_logs=40,
+            ) as cluster,
+            Client(cluster) as client,
+        ):
+            yield client
+
+    def _record(
+        self,
+        hand_in: HandIn,
+        staged: Staged,
+        executed: dict[str, ExecutionResult],
+        watch: GradebookWatch,
+    ) -> HandInSummary:
+        watch.check(f"before {hand_in.student}'s {hand_in.assignment} was recorded")
+        summary = contain(lambda: record_hand_in(self.course, hand_in, staged, executed))
+        if isinstance(summary, Unreadable):
+            # Recorded as unreadable instead: zeros, no notebook read again. Should this
+            # fail too, the gradebook itself is at fault, and the run stops.
+            unreadable = unreadable_staging(self.course, hand_in, summary)
+            summary = replace(
+                record_hand_in(self.course, hand_in, unreadable, {}),
+                error=f"recording failed: {summary.why}",
+            )
+        watch.recorded(hand_in.assignment, hand_in.student)
+        self.state.save(summary)
+        return summary
+
+    def grade(
+        self, assignments: list[str], log: Callable[[str], None] = print
+    ) -> list[HandInSummary]:
+        """Grade every pending hand-in of ``assignments``; return the recorded summary of
+        every student present in ``submitted/``."""
+        from distributed import as_completed
+        from tqdm.auto import tqdm
+
+        start = time.perf_counter()
+        for assignment in assignments:
+            for line in self.course.register(assignment):
+                log(line)
+        if self.students is not None:
+            found = {s for a in assignments for s in self.present(a)}
+            for student in self.students:
+                if student not in found:
+                    log(f"no submission from {student} in {self.course.submitted_folder()}")
+        todo: list[HandIn] = []
+        skipped = 0
+        force = self.force or self.students is not None
+        for assignment in assignments:
+            for hand_in in self.hand_ins(assignment):
+                if not force and self.state.is_recorded(hand_in):
+                    skipped += 1
+                else:
+                    todo.append(hand_in)
+        # Trial runs of bubblewrap and of the cgroups (a subprocess each), so once.
+        log(
+            f"{len(todo)} submission(s) to grade, {skipped} already graded; "
+            f"isolation: {isolation_note()}"
+        )
+        for line in self.refused(assignments):
+            log(line)
+        # Scores as they stand: nothing but this run's recordings may change them until the
+        # run ends (a kernel reaching the gradebook, without bubblewrap, would).
+        watch = GradebookWatch(self.course.gradebook, assignments)
+        graded: dict[HandIn, HandInSummary] = {}
+        staged: dict[HandIn, Staged] = {}
+        results: dict[HandIn, dict[str, ExecutionResult]] = {}
+        with self._dask() as client:
+            # After the cluster's check: a refused cluster's message is not glued to a bar.
+            bar = tqdm(total=len(todo), unit="submission", disable=not self.progress)
+            futures = {}
+            nothing_to_run = []
+            # Runs on a worker next to the first notebooks; nothing is recorded before it
+            # has passed, so a kernel that cannot load the grader's code scores no one.
+            environment = client.submit(check_kernel_environment, self.limits, pure=False)
+            for hand_in in todo:
+                staging = self._stage(hand_in)
+                if not staging.notebooks:
+                    nothing_to_run.append((hand_in, staging))
+                    continue
+                staged[hand_in], results[hand_in] = staging, {}
+                for name, notebook in staging.notebooks.items():
+                    future = client.submit(
+                        execute_notebook,
+                        notebook,
+                        name,
+                        self.limits,
+                        self.student_view,
+                        self.figures,
+                        pure=False,
+                    )
+                    futures[future] = (hand_in, name)
+            if todo:
+                try:
+                    environment.result()
+                except GraderEnvironmentError:
+                    client.cancel(list(futures))
+                    bar.close()
+                    raise
+            else:
+                environment.cancel()
+            for hand_in, staging in nothing_to_run:
+                graded[hand_in] = self._record(hand_in, staging, {}, watch)
+                bar.update()
+            for future in as_completed(futures):
+                hand_in, name = futures.pop(future)
+                try:
+                    result = future.result()
+                except Exception as error:  # noqa: BLE001 - a worker lost is an outcome
+                    reason = f"the grading worker failed ({type(error).__name__}: {error})"
+                    notebook = staged[hand_in].notebooks[name]
+                    result = unexecuted(notebook, Outcome.GRADER_ERROR, reason)
+                results[hand_in][name] = result
+                if results[hand_in].keys() == staged[hand_in].notebooks.keys():
+                    graded[hand_in] = self._record(
+                        hand_in, staged.pop(hand_in), results.pop(hand_in), watch
+                    )
+                    bar.update()
+            bar.close()
+            watch.check("while the kernels ran")
+            # Feedback and reports: of the students present in submitted/ (a removed folder
+            # drops out); a hand-in graded again gets its feedback again.
+            present = {(a, s) for a in assignments for s in self.present(a)}
+            recorded = [
+                s for s in self.state.load(assignments) if (s.assignment, s.student) in present
+            ]
+            # The gradebook is the record: scores given by hand since (a written answer
+            # graded in formgrader) go into the summaries, the state and the feedback.
+            summaries = from_gradebook(self.course, recorded)
+            hand_graded = set()
+            for before, after in zip(recorded, summaries, strict=True):
+                if after != before:
+                    self.state.save(after)
+                    hand_graded.add((after.assignment, after.student))
+            if self.feedback:
+                regraded = {(h.assignment, h.student) for h in graded}
+                lacking = lacking_feedback(self.root, self.state, assignments, self.force)
+                missing = [key for key in lacking if key in present]
+                missing += sorted((regraded | hand_graded) - set(missing))
+                write_feedback(self.course, missing, None if self.scheduler else client, log)
+        write_reports(self.reports, summaries, course=self.course, scores_from_gradebook=False)
+        in_order = [graded[hand_in] for hand_in in todo if hand_in in graded]
+        for line in run_lines(in_order, skipped, time.perf_counter() - start):
+            log(line)
+        by_hand = hand_graded - {(h.assignment, h.student) for h in graded}
+        if by_hand:
+            log(
+                f"{len(by_hand)} submission(s) with scores given by hand since the last "
+                "run: taken from the gradebook into the reports"
+                + (" and their feedback" if self.feedback else "")
+            )
+        for line in awaiting_lines(summaries):
+            log(line)
+        log(f"grades: {self.reports / 'grades.csv'}; integrity: {self.reports / 'integrity.md'}")
+        if self.feedback:
+            log(f"feedback: {self.root / 'feedback'}")
+        return summaries
+
+
+SECRET_FILE = "submission_secret.txt"
+"""What ``nbgrader submit`` writes beside the notebooks: ``secrets.token_hex(64)``."""
+
+
+_SECRET = re.compile(r"[0-9a-f]{32,256}")
+
+
+_TIMESTAMP_BYTES = 100
+"""``timestamp.txt`` holds one date (``2026-11-20 12:00:00.000000 UTC``: 30 bytes)."""
+
+
+def _small_regular_file(path: Path, limit: int) -> str | None:
+    """The text of ``path`` if it is a regular file (never a link) of at most ``limit``
+    bytes in ASCII; otherwise None."""
+    data, _ = read_student_file(path, limit)
+    if data is None or not data.isascii():
+        return None
+    return data.decode("ascii")
+
+
+def exchange_files(source: Path, staged: Path) -> tuple[str, ...]:
+    """Copy nbgrader's exchange files of the hand-in in ``source`` to ``staged``; notes.
+
+    A hand-in without a usable ``submission_secret.txt`` (an LMS download has none; a
+    student may edit or delete theirs) gets a new random one: ``release_feedback`` opens
+    every hand-in's secret and stops the whole release at the first one missing. Its
+    feedback is then released under a name that student's ``fetch_feedback`` cannot find,
+    which the note says.
+    """
+    notes: list[str] = []
+    timestamp = source / "timestamp.txt"
+    if timestamp.exists() or timestamp.is_symlink():
+        text = _small_regular_file(timestamp, _TIMESTAMP_BYTES)
+        if text is None:
+            notes.append("timestamp.txt is not a short text file (ignored: graded as on time)")
+        else:
+            (staged / "timestamp.txt").write_text(text, encoding="ascii")
+    secret_path = source / SECRET_FILE
+    secret = None
+    if secret_path.exists() or secret_path.is_symlink():
+        secret = _small_regular_file(secret_path, 256)
+        if secret is None or not _SECRET.fullmatch(secret):
+            secret = None
+            notes.append(
+                f"{SECRET_FILE} is not what nbgrader submit writes: feedback released through "
+                "the exchange cannot be fetched by this student (give it to them by hand)"
+            )
+    (staged / SECRET_FILE).write_text(secret or secrets.token_hex(64), encoding="ascii")
+    return tuple(notes)
+
+
+@dataclass(frozen=True)
+class Staged:
+    """A hand-in, staged: what reading it found, and what is to be executed."""
+
+    notes: tuple[str, ...] = ()
+    """About the hand-in as a whole (an extra notebook)."""
+    screenings: dict[str, Screening] = field(default_factory=dict)
+    """Every expected notebook, in the gradebook's order."""
+    notebooks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """name -> the sanitised notebook to execute (the readable ones only)."""
+
+
+def stage(course: NbgraderCourse, hand_in: HandIn) -> Staged:
+    """Read, check and sanitise ``hand_in``; stage its readable notebooks."""
+    folder = course.root / STAGING_FOLDER / hand_in.student / hand_in.assignment
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    expected = course.notebook_names(hand_in.assignment)
+    notes = exchange_files(hand_in.folder, folder) + tuple(
+        f"extra notebook {path.name} (not graded)"
+        for path in sorted(hand_in.folder.glob("*.ipynb"))
+        if path.stem not in expected
+    )
+    screenings: dict[str, Screening] = {}
+    notebooks: dict[str, dict[str, Any]] = {}
+    for name in expected:
+        path = hand_in.folder / f"{name}.ipynb"
+        if not path.is_file():
+            screenings[name] = Screening(
+                name, Outcome.MISSING, (f"no {name}.ipynb in the submission (scored 0)",)
+            )
+            continue
+        reading = read_submission_file(path)
+        if reading.notebook is None:
+            screenings[name] = Screening(
+                name, Outcome.UNREADABLE, (f"{path.name}: {reading.problem} (scored 0)",)
+            )
+            continue
+        released = course.released(hand_in.assignment, name)
+        changes = tuple(compare_with_release(reading.notebook, released))
+        flags = tuple(scan_code(reading.notebook))
+        notebook = normalise_notebook(reading.notebook, released)
+        try:
+            sanitised = course.sanitise(
+                nbformat.from_dict(notebook), hand_in.student, hand_in.assignment, name
+            )
+        except Exception as error:  # noqa: BLE001 - nbgrader could not make sense of it
+            problem = f"nbgrader could not sanitise it ({error!r}; scored 0)"
+            screenings[name] = Screening(name, Outcome.UNREADABLE, (*changes, problem), flags)
+            continue
+        nbformat.write(notebook, folder / f"{name}.ipynb")
+        screenings[name] = Screening(name, "", changes, flags)
+        notebooks[name] = dict(sanitised)
+    return Staged(notes, screenings, notebooks)
+
+
+def unreadable_staging(course: NbgraderCourse, hand_in: HandIn, failure: Unreadable) -> Staged:
+    """``hand_in`` staged as unreadable: every expected notebook scores 0 with the note, and
+    nothing is executed. What the failed step left in the staging folder is removed, so the
+    recording step finds no notebook of this hand-in to read."""
+    shutil.rmtree(
+        course.root / STAGING_FOLDER / hand_in.student / hand_in.assignment, ignore_errors=True
+    )
+    note = f"{failure.note} (scored 0)"
+    return Staged(
+        screenings={
+            name: Screening(name, Outcome.UNREADABLE, (note,))
+            for name in course.notebook_names(hand_in.assignment)
+        }
+    )
+
+
+def replay_hand_in(
+    course: NbgraderCourse, hand_in: HandIn, executed: dict[str, ExecutionResult]
+) -> str:
+    """Autograde the staged copy of ``hand_in`` with the outputs of ``executed``.
+
+    Returns nbgrader's error ("" when it succeeded). Notebooks without a result (missing,
+    unreadable) are left to nbgrader, which scores them 0.
+    """
+    api: Any = course.recording_api
+    api.config.ReplayExecute.executed = {name: r.notebook for name, r in executed.items()}
+    try:
+        with warnings.catch_warnings():
+            # nbgrader 0.9's own SQLAlchemy autoflush warnings: harmless, its CLI logs them.
+            warnings.simplefilter("ignore")
+            outcome = api.autograde(hand_in.assignment, hand_in.student, force=True)
+    finally:
+        api.config.ReplayExecute.executed = {}
+    if outcome["success"]:
+        return ""
+    return "nbgrader autograde failed: " + outcome.get("error", "")[-2000:]
+
+
+def record_hand_in(
+    course: NbgraderCourse,
+    hand_in: HandIn,
+    staged: Staged,
+    executed: dict[str, ExecutionResult],
+) -> HandInSummary:
+    """Record ``hand_in``: its grades into the gradebook (zeros where nothing could run),
+    and what happened to each notebook, with its scores, into the summary returned."""
+    notebooks = {
+        name: NotebookSummary.screened(screening) for name, screening in staged.screenings.items()
+    }
+    for name, result in executed.items():
+        notebooks[name] = notebooks[name].executed(result)
+    error = ""
+    if executed:
+        error = replay_hand_in(course, hand_in, executed)
+    else:
+        course.record_zeros(hand_in.student, hand_in.assignment, list(notebooks))
+    for name, (score, max_score, cells) in course.scores(
+        hand_in.student, hand_in.assignment, list(notebooks)
+    ).items():
+        notebooks[name] = replace(notebooks[name], score=score, max_score=max_score, cells=cells)
+    return HandInSummary(
+        hand_in.student, hand_in.assignment, hand_in.fingerprint, staged.notes, error, notebooks
+    )
+
+
+class ReplayExecute(NbGraderPreprocessor):
+    """nbgrader's ``Execute`` step, replaced: outputs come from the sandboxed run."""
+
+    executed = Dict(
+        help="notebook name -> the executed notebook (nbformat dict) of the sandboxed run"
+    ).tag(config=True)
+
+    def preprocess(self, nb, resources):  # nbconvert's signature
+        info = resources["nbgrader"]
+        name = info["notebook"]
+        where = (info["student"], info["assignment"], name)
+        if name not in self.executed:
+            raise RuntimeError(f"{where}: no executed notebook to replay")
+        executed = nbformat.from_dict(self.executed[name])
+        if [c.source for c in executed.cells] != [c.source for c in nb.cells]:
+            raise RuntimeError(f"{where}: the executed notebook is not the one sanitised")
+        for cell, ran in zip(nb.cells, executed.cells, strict=True):
+            if cell.cell_type == "code":
+                cell.outputs = ran.get("outputs", [])
+                cell.execution_count = ran.get("execution_count")
+                if STUDENT_VIEW in ran.get("metadata", {}):
+                    cell.metadata[STUDENT_VIEW] = ran.metadata[STUDENT_VIEW]
+        return nb, resources
+
+
+CONNECT_SECONDS = 10.0
+"""How long to try to reach the scheduler."""
+
+
+WORKER_SECONDS = 10.0
+"""How long to wait for a first worker, and for the worker checks' answers."""
+
+
+# The worker check runs on the workers from its source (no import of this module there: a worker
+# without the course must still answer why).
+WORKER_CHECK_SOURCE = """
+def check_worker():
+    import os, sys
+    found = {"python": sys.executable, "cwd": os.getcwd()}
+    try:
+        import helpers
+        import instructor.paths
+    except BaseException as error:
+        found["error"] = f"{type(error).__name__}: {error}"
+        return found
+    found["course_root"] = str(instructor.paths.COURSE_ROOT)
+    found["instructor"] = os.path.dirname(instructor.__file__)
+    return found
+"""
+
+
+class ClusterError(RuntimeError):
+    """The cluster cannot grade this course; the message says why and what to do."""
+
+
+def _worker_check() -> Any:
+    namespace: dict[str, Any] = {"__name__": "instructor_cluster_check"}
+    exec(compile(WORKER_CHECK_SOURCE, "<worker check>", "exec"), namespace)  # noqa: S102 - our source
+    return namespace["check_worker"]
+
+
+def _fix(address: str, root: str) -> str:
+    return (
+        f"start workers with `dask worker {address}` on machines where the course is at "
+        f"{root} (a checkout there, with `pip install -e '.[instructor]'` in the worker's "
+        "Python), or run without --scheduler to grade on this machine"
+    )
+
+
+def connect(address: str, timeout: float = CONNECT_SECONDS) -> Any:
+    """A ``distributed.Client`` of the scheduler at ``address``, or :class:`ClusterError`."""
+    from distributed import Client
+
+    try:
+        return Client(address, timeout=timeout)
+    except (OSError, TimeoutError) as error:
+        raise ClusterError(
+            f"no Dask scheduler answers at {address} within {timeout:g} s ({error}): start "
+            f"one with `dask scheduler` and give its address (tcp://HOST:8786) to --scheduler"
+        ) from None
+
+
+def check_cluster(client: Any, course_root: str, timeout: float = WORKER_SECONDS) -> int:
+    """Check that ``client``'s cluster has workers and that each imports the course from
+    ``course_root``; return how many workers there are, or raise :class:`ClusterError`."""
+    address = client.scheduler.address
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except TimeoutError:
+        raise ClusterError(
+            f"the Dask scheduler at {address} has no worker (none joined within {timeout:g} s): "
+            + _fix(address, course_root)
+        ) from None
+    try:
+        found = client.sync(
+            client._run, _worker_check(), on_error="return", callback_timeout=timeout
+        )
+    except TimeoutError:
+        raise ClusterError(
+            f"the workers of {address} did not answer the course check within {timeout:g} s "
+            "(busy or stuck): " + _fix(address, course_root)
+        ) from None
+    problems = []
+    for worker, answer in sorted(found.items()):
+        if isinstance(answer, BaseException):
+            problems.append(f"{worker}: the check failed ({type(answer).__name__}: {answer})")
+        elif "error" in answer:
+            problems.append(
+                f"{worker}: cannot import the course ({answer['error']}; its Python is "
+                f"{answer['python']}, working directory {answer['cwd']})"
+            )
+        elif answer["course_root"] != course_root:
+            problems.append(
+                f"{worker}: imports the course from {answer['course_root']}, not {course_root}"
+            )
+    if problems:
+        raise ClusterError(
+            f"{len(problems)} of {len(found)} worker(s) of {address} cannot grade this course:\n"
+            + "\n".join(f"  {line}" for line in problems)
+            + "\nTo fix: "
+            + _fix(address, course_root)
+        )
+    return len(found)

@@ -1,0 +1,957 @@
+"""The class grader's reports, from the recorded summaries (:mod:`.course`).
+
+:func:`write_reports` writes them all; each job has its module: :mod:`.records` (what a
+cell and a hand-in came to), :mod:`.reports` (the CSVs and LMS exports),
+:mod:`.reports`, :mod:`.reports` (near copies) and :mod:`.course`.
+
+In ``reports/``:
+
+``grades.csv``
+    student x notebook x graded cell: ``score``, ``max_score`` and the cell's ``outcome``:
+    ``passed`` (full marks), ``failed`` (it ran and raised: a wrong or missing answer),
+    ``not run`` (the notebook was missing, unreadable or stopped before the cell, or the
+    grader itself failed) or ``zeroed`` (the grader scored it 0 for what ``integrity.md``
+    says: a replaced check, a hidden error...). A cell graded by hand (a written answer):
+    ``awaiting manual grading`` (answered, no grader's score yet: the score is empty, not
+    0), ``graded by hand`` (the grader's score) or ``unanswered`` (left as released:
+    nbgrader's 0).
+``totals.csv``
+    one row per student and assignment, then one per student over the course (assignment
+    ``TOTAL``): ``score``, ``max_score``, ``late_penalty`` (nbgrader's
+    ``late_submission_penalty`` from the gradebook; empty when no gradebook was read) and
+    ``final`` (score less the penalty, never below 0, as ``nbgrader export`` computes it).
+    An assignment the student did not hand in has its max and empty score and final; it
+    counts 0 in the total. ``awaiting_manual``: the points of answers that await a grader;
+    while there are any, ``score`` is the points so far and ``final`` is empty (no grade
+    yet, also in ``TOTAL`` and the LMS exports).
+``canvas.csv``, ``moodle.csv``, ``blackboard.csv``, ``moodle_worksheet_<assignment>.csv``
+    the ``final`` points of each assignment in each LMS's grade-import format
+    (:mod:`instructor.lms.export`), keyed on what each LMS matches, with the ids an LMS
+    download named (``lms_students.json``, :mod:`instructor.lms.roster`):
+    :func:`.reports.write_exports`.
+``integrity.md`` and ``integrity.json``
+    every hand-in an instructor should read, and why; the summaries themselves. Besides
+    what the grader saw (changed test cells, suspicious code, replaced checks), it flags a
+    failing imports cell, every notebook scored 0 for a reason other than wrong answers,
+    and near copies of ``solutions/`` or between students (:func:`.reports.copy_report`),
+    and lists the answers awaiting a grader (:func:`.reports.awaiting_manual`).
+    It ends with the best-effort checks of each notebook
+    (:func:`.reports.best_effort_checks`): rules measured inside the student's
+    kernel, the same for every student, flagging no one.
+
+Every CSV cell is written through :func:`instructor.lms.csv_safety.safe_cell`: a student id
+or name a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``, tab, carriage
+return) gets a leading ``'``; scores stay plain numbers. Such a student id is logged.
+
+Every score comes from nbgrader's gradebook, read again when the reports are written
+(:func:`.course.from_gradebook`): a score a grader gives by hand in formgrader is
+in the next reports without grading anything again.
+
+Plus the lines the grader logs at the end of a run (:func:`run_lines`,
+:func:`.reports.awaiting_lines`).
+
+``grades.csv``, ``totals.csv`` and the LMS exports: the grade tables (see :mod:`.reports`).
+
+Every CSV cell is written through :func:`instructor.lms.csv_safety.write_rows`.
+
+Near copies among the graded answers: of the public solutions, or of each other.
+
+The solutions are public, so the integrity report lists every pair of answers to one graded
+function (the solution cells, keyed by ``grade_id``) whose code is nearly the same. The
+comparison is of syntax trees, statement by statement, as sets (the family of AST clone
+detection: Baxter et al., "Clone Detection Using Abstract Syntax Trees", ICSM 1998):
+
+1. each answer is parsed and put in a canonical form (:func:`canonical_tree`): docstrings
+   dropped; every argument named by its position (``a0``, ``a1``, ... in each function or
+   lambda); every name the answer binds (assignments, loop and ``with`` targets, imports,
+   nested functions and classes) and every attribute of ``self`` made one name (``_``);
+   every string ``'S'``; the operands of ``+``, ``*``, ``&``, ``|``, ``^``, ``and``, ``or``,
+   ``==`` and ``!=`` in a fixed order. Names it does not bind (``torch``, ``F``, builtins),
+   other attributes (``.softmax``, ``.shape``), keyword names and numbers stay: they are
+   what the code does;
+2. each statement at every depth is one fingerprint: a simple statement whole, a compound
+   one (``def``, ``for``, ``if``, ``with``, ``try``) by its header alone, its body being
+   statements of their own. The fingerprint is the BLAKE2 digest of the canonical
+   statement's ``ast.dump``, weighted by its number of syntax-tree nodes (a long statement
+   counts more than ``return _``). Statements that also occur in the released stub of the
+   function (signature, docstring, ``raise NotImplementedError()``) are dropped as
+   boilerplate;
+3. the similarity of a pair is the weight of the statements the two answers share (as
+   multisets: order plays no part) over the weight of one answer, the larger of the two
+   fractions: a copy padded with extra code still scores high on the side it was copied
+   from.
+
+So a copy with its names renamed, its strings reworded, its comments and layout changed and
+its statements in another order (independent ones reordered, or any order at all) scores
+1.00. What still separates it: each statement edited, split, merged or moved into a helper
+loses its weight from the shared part; two statements that differ only in a name the answer
+binds read the same (``_ = a0 + 1`` twice), which lowers the separation of short answers.
+Nothing here depends on the process: the digests are BLAKE2, not Python's ``hash()``
+(randomised per process; copydetect, used before, winnowed by it, so the same pair scored
+differently from one run to the next).
+
+Threshold (``DEFAULT_THRESHOLD = 0.75``), measured by ``tests/instructor/classroom/
+test_similarity.py``: over the 10 notebooks, every pair among a function's right answers of
+``tests/grading_cases/*.py`` and its reference solution (97 pairs of independent
+formulations) scores below 0.6 (median 0.11; highest 0.54, the reference
+``MultiHeadSelfAttention`` and its case "SDPA for the output, explicit weights"), and a copy
+of each of the 34 reference solutions with its arguments and local names renamed, its error
+messages reworded and its independent statements reordered (``tests/support/disguise.py``)
+scores 1.00.
+
+Answers of less than ``min_length`` syntax-tree nodes of fingerprinted statements (9 of the
+34 functions: two to four short statements, such as ``softmax`` or ``merge_heads``) are not
+compared: honest students write them alike.
+
+``integrity.md``: every hand-in an instructor should read and why, near copies, answers
+awaiting a grader, and each notebook's best-effort checks (see :mod:`.reports`).
+
+Near copies among a class's answers, from the autograded notebooks (:mod:`.reports`
+compares; this module gathers the answers of an assignment and of the whole course).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import hashlib
+import itertools
+import json
+import logging
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from nbformat import NotebookNode
+
+from instructor import anatomy
+from instructor.classroom.grader.course import (
+    from_gradebook,
+    late_penalties,
+    student_names,
+    submitted_students,
+)
+from instructor.classroom.grader.integrity import read_submission_file
+from instructor.classroom.grader.records import CellGrade, HandInSummary, attention, cell_outcome
+from instructor.lms.config import LMS_TOML, LmsConfig, read_config
+from instructor.lms.csv_safety import neutralised, write_rows
+from instructor.lms.export import write_exports as write_lms_exports
+from instructor.lms.roster import LmsIdentity, read_roster, roster_path
+from instructor.lms.table import Finals, GradeTable, format_points
+
+if TYPE_CHECKING:
+    from instructor.classroom.grader.course import NbgraderCourse
+
+    pass
+
+__all__ = [
+    "COURSE_TOTAL",
+    "CopyPair",
+    "DEFAULT_MIN_LENGTH",
+    "DEFAULT_THRESHOLD",
+    "FORMGRADER",
+    "Fingerprint",
+    "GRADES_HEADER",
+    "REFERENCE_STUDENT",
+    "TOTALS_HEADER",
+    "awaiting_lines",
+    "awaiting_manual",
+    "best_effort_checks",
+    "canonical_tree",
+    "copy_report",
+    "course_copies",
+    "finals",
+    "fingerprint",
+    "grade_table",
+    "graded_answers",
+    "integrity_markdown",
+    "near_copies",
+    "normalise_code",
+    "run_lines",
+    "similarity",
+    "totals",
+    "write_exports",
+    "write_grades_csv",
+    "write_reports",
+    "write_totals_csv",
+]
+
+
+def write_reports(
+    folder: Path,
+    summaries: list[HandInSummary],
+    present_students: set[str] | None = None,
+    *,
+    course: NbgraderCourse | None = None,
+    copies: Mapping[str, list[CopyPair]] | None = None,
+    scores_from_gradebook: bool = True,
+) -> list[HandInSummary]:
+    """Every report in ``folder`` (see the module docstring); return the summaries reported.
+
+    Args:
+        present_students: only these students are reported (a student whose submission
+            folder was removed disappears); None: every summary.
+        course: the nbgrader course: late penalties and names from its gradebook, the LMS
+            ids of students from an LMS download (``lms_students.json`` next to its
+            ``submitted/``), and the near copies among its autograded notebooks (unless
+            ``copies`` is given), and the scores (:func:`from_gradebook`: hand-given
+            ones included) unless ``scores_from_gradebook`` is False (already read). Without
+            it the penalty column is empty, the exports carry student ids only and no copies
+            are looked for.
+        copies: assignment -> near copies, already found.
+    """
+    if present_students is not None:
+        summaries = [s for s in summaries if s.student in present_students]
+    folder.mkdir(parents=True, exist_ok=True)
+    penalties = names = None
+    identities: dict[tuple[str, str], LmsIdentity] = {}
+    config = None
+    if course is not None:
+        if scores_from_gradebook:
+            summaries = from_gradebook(course, summaries)
+        penalties = late_penalties(course, summaries)
+        names = student_names(course, {s.student for s in summaries})
+        identities = read_roster(roster_path(course.submitted_folder()))
+        config = read_config(course.submitted_folder().parent / LMS_TOML)
+        if copies is None:
+            assignments = list(dict.fromkeys(s.assignment for s in summaries))
+            students = {s.student for s in summaries}
+            copies = course_copies(course, assignments, students)
+    write_grades_csv(folder / "grades.csv", summaries)
+    write_totals_csv(folder / "totals.csv", summaries, penalties)
+    write_exports(folder, summaries, penalties, names, identities, config)
+    (folder / "integrity.json").write_text(json.dumps([s.to_json() for s in summaries], indent=1))
+    (folder / "integrity.md").write_text(integrity_markdown(summaries, copies))
+    return summaries
+
+
+def run_lines(graded: list[HandInSummary], skipped: int, seconds: float) -> list[str]:
+    """What a run did, for the log: outcomes, the integrity report's count, grader errors."""
+    outcomes: dict[str, int] = {}
+    for summary in graded:
+        for record in summary.notebooks.values():
+            outcomes[record.outcome] = outcomes.get(record.outcome, 0) + 1
+    flagged = sum(1 for summary in graded if attention(summary))
+    errors = [s for s in graded if s.error]
+    lines = [
+        f"graded {len(graded)} submission(s) in {seconds:.1f} s ({skipped} skipped); "
+        "notebooks: " + ", ".join(f"{n} {k}" for k, n in sorted(outcomes.items())),
+        f"{flagged} submission(s) in the integrity report; {len(errors)} grader error(s)",
+    ]
+    lines += [f"  {s.student}/{s.assignment}: {s.error[:300]}" for s in errors]
+    return lines
+
+
+GRADES_HEADER = ("student", "assignment", "notebook", "cell", "score", "max_score", "outcome")
+
+
+TOTALS_HEADER = (
+    "student",
+    "assignment",
+    "score",
+    "max_score",
+    "late_penalty",
+    "final",
+    "awaiting_manual",
+)
+
+
+COURSE_TOTAL = "TOTAL"
+"""``totals.csv``'s assignment column on a student's row over the whole course."""
+
+
+log = logging.getLogger(__name__)
+
+
+def write_grades_csv(path: Path, summaries: list[HandInSummary]) -> None:
+    """``grades.csv``; every cell made safe for a spreadsheet (:mod:`instructor.lms.csv_safety`)."""
+    rows: list[list[object]] = [list(GRADES_HEADER)]
+    for summary in summaries:
+        for name, record in summary.notebooks.items():
+            for grade in sorted(record.cells or (), key=lambda g: g.cell):
+                rows.append(
+                    [
+                        summary.student,
+                        summary.assignment,
+                        name,
+                        grade.cell,
+                        grade.score,
+                        grade.max_score,
+                        cell_outcome(record, grade),
+                    ]
+                )
+    write_rows(path, rows)
+
+
+def _assignment_max(summaries: list[HandInSummary]) -> dict[str, float]:
+    """assignment -> its max score (the largest any hand-in of it recorded), in order."""
+    maxima: dict[str, float] = {}
+    for summary in summaries:
+        maxima[summary.assignment] = max(maxima.get(summary.assignment, 0.0), summary.max_score)
+    return maxima
+
+
+def totals(
+    summaries: list[HandInSummary],
+    penalties: Mapping[tuple[str, str], float] | None = None,
+) -> list[dict[str, float | str | None]]:
+    """The rows of ``totals.csv`` (``TOTALS_HEADER`` keys): per student, each assignment
+    (None where not handed in; ``late_penalty`` None where ``penalties`` is None), then
+    ``COURSE_TOTAL``. ``penalties``: (student, assignment) -> nbgrader's late penalty.
+
+    ``awaiting_manual``: the points of cells that await a grader (written answers). Until
+    they are graded, ``score`` is the points so far and ``final`` is None (of the
+    assignment and of ``COURSE_TOTAL``): it is no grade yet, and the LMS exports leave it
+    empty."""
+    maxima = _assignment_max(summaries)
+    by_student: dict[str, dict[str, HandInSummary]] = {}
+    for summary in summaries:
+        by_student.setdefault(summary.student, {})[summary.assignment] = summary
+    rows: list[dict[str, float | str | None]] = []
+    for student in sorted(by_student):
+        course = {
+            "score": 0.0,
+            "max_score": 0.0,
+            "late_penalty": 0.0,
+            "final": 0.0,
+            "awaiting_manual": 0.0,
+        }
+        for assignment, maximum in maxima.items():
+            summary = by_student[student].get(assignment)
+            row: dict[str, float | str | None] = {
+                "student": student,
+                "assignment": assignment,
+                "score": None,
+                "max_score": maximum,
+                "late_penalty": None,
+                "final": None,
+                "awaiting_manual": None,
+            }
+            course["max_score"] += maximum
+            if summary is not None:
+                penalty = None if penalties is None else penalties.get((student, assignment), 0.0)
+                awaiting = summary.awaiting_points
+                # Not graded yet, no final grade: a written answer awaiting its grader is
+                # no 0 (nbgrader's own sum counts it 0).
+                final = None if summary.awaiting else max(0.0, summary.score - (penalty or 0.0))
+                row.update(
+                    score=summary.score, late_penalty=penalty, final=final, awaiting_manual=awaiting
+                )
+                course["score"] += summary.score
+                course["late_penalty"] += penalty or 0.0
+                course["final"] += final or 0.0
+                course["awaiting_manual"] += awaiting
+            rows.append(row)
+        rows.append(
+            {
+                "student": student,
+                "assignment": COURSE_TOTAL,
+                **course,
+                "late_penalty": None if penalties is None else course["late_penalty"],
+                "final": None if course["awaiting_manual"] else course["final"],
+            }
+        )
+    return rows
+
+
+def write_totals_csv(
+    path: Path,
+    summaries: list[HandInSummary],
+    penalties: Mapping[tuple[str, str], float] | None = None,
+) -> None:
+    """``totals.csv``; every cell made safe for a spreadsheet (:mod:`instructor.lms.csv_safety`)."""
+    rows: list[list[object]] = [list(TOTALS_HEADER)]
+    for row in totals(summaries, penalties):
+        rows.append(
+            [
+                value if key in ("student", "assignment") else format_points(value)  # type: ignore[arg-type]
+                for key, value in ((k, row[k]) for k in TOTALS_HEADER)
+            ]
+        )
+    write_rows(path, rows)
+
+
+def _finals(
+    summaries: list[HandInSummary], penalties: Mapping[tuple[str, str], float] | None
+) -> dict[tuple[str, str], float]:
+    """(student, assignment) -> ``final`` points, for what was handed in and is graded (not
+    awaiting a grader)."""
+    return {
+        (str(row["student"]), str(row["assignment"])): float(row["final"])  # type: ignore[arg-type]
+        for row in totals(summaries, penalties)
+        if row["assignment"] != COURSE_TOTAL and row["final"] is not None
+    }
+
+
+def finals(
+    summaries: list[HandInSummary],
+    penalties: Mapping[tuple[str, str], float] | None = None,
+    names: Mapping[str, str] | None = None,
+    identities: Mapping[tuple[str, str], LmsIdentity] | None = None,
+) -> Finals:
+    """What the LMS exports are written from (:class:`instructor.lms.table.Finals`)."""
+    return Finals(
+        tuple(_assignment_max(summaries).items()),
+        tuple(sorted({s.student for s in summaries})),
+        _finals(summaries, penalties),
+        dict(names or {}),
+        dict(identities or {}),
+    )
+
+
+def grade_table(
+    summaries: list[HandInSummary],
+    penalties: Mapping[tuple[str, str], float] | None = None,
+    names: Mapping[str, str] | None = None,
+) -> GradeTable:
+    """Each student's ``final`` points per assignment (one ``GradeItem`` per assignment,
+    named by its id; not handed in: no score, an empty cell); ``names``: student -> name."""
+    return finals(summaries, penalties, names).table()
+
+
+def write_exports(
+    folder: Path,
+    summaries: list[HandInSummary],
+    penalties: Mapping[tuple[str, str], float] | None = None,
+    names: Mapping[str, str] | None = None,
+    identities: Mapping[tuple[str, str], LmsIdentity] | None = None,
+    config: LmsConfig | None = None,
+) -> list[Path]:
+    """Each student's final points per assignment in each LMS's import format, in
+    ``folder`` (:func:`instructor.lms.export.write_exports`: every LMS module writes its
+    own); ``names`` (student -> "First Last") fills the name columns, ``identities``
+    ((student, assignment) -> who an LMS download said the student is,
+    :func:`instructor.lms.roster.read_roster`) the LMS's own ids, ``config``
+    (``lms.toml``) each assignment's title and id in each LMS.
+    """
+    written = write_lms_exports(folder, finals(summaries, penalties, names, identities), config)
+    unmatched = sorted({s.student for s in summaries if neutralised(s.student)})
+    if unmatched:
+        log.warning(
+            "%d student id(s) start with a character a spreadsheet reads as a formula (%s): "
+            "the reports and LMS exports write them with a leading ' (OWASP's rule against CSV "
+            "injection), so no LMS matches them; no LMS makes such an id: check those folders",
+            len(unmatched),
+            ", ".join(repr(s) for s in unmatched[:5]) + (", ..." if len(unmatched) > 5 else ""),
+        )
+    return written
+
+
+REFERENCE_STUDENT = "solutions"
+"""``CopyPair.student_b`` when the answer is a near copy of the reference solution."""
+
+
+DEFAULT_THRESHOLD = 0.75
+"""Pairs at or above this similarity are near copies (measurement in the module docstring)."""
+
+
+DEFAULT_MIN_LENGTH = 50
+"""Answers with fewer syntax-tree nodes in their fingerprinted statements (after dropping the
+stub's boilerplate) are too short to tell a copy from the obvious one-liner."""
+
+
+BOUND = "_"
+"""The one name of every name an answer binds, and of every attribute of ``self``."""
+
+
+_COMMUTATIVE = (ast.Add, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor)
+
+
+@dataclass(frozen=True)
+class CopyPair:
+    """Two answers to one graded function that are near copies.
+
+    Attributes:
+        student_a: the student whose answer is suspect.
+        student_b: the other student, or ``REFERENCE_STUDENT`` ("solutions") for the reference.
+        function: the ``grade_id`` of the solution cell.
+        similarity: 0 to 1, the larger of the two shares of statements in common.
+    """
+
+    student_a: str
+    student_b: str
+    function: str
+    similarity: float
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """An answer's statements: digest -> (how many times, nodes of one)."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    weights: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def weight(self) -> int:
+        """Nodes of all the fingerprinted statements: the size of the answer."""
+        return sum(self.weights[d] * n for d, n in self.counts.items())
+
+    def without(self, boilerplate: Fingerprint | None) -> Fingerprint:
+        """The statements that are not in ``boilerplate`` (the released stub's)."""
+        if boilerplate is None:
+            return self
+        kept = Counter({d: n for d, n in self.counts.items() if d not in boilerplate.counts})
+        return Fingerprint(kept, self.weights)
+
+    def shared(self, other: Fingerprint) -> int:
+        """Nodes of the statements both have (as multisets)."""
+        common = self.counts & other.counts
+        return sum(self.weights[d] * n for d, n in common.items())
+
+
+def normalise_code(source: str) -> str:
+    """An answer in canonical layout (``ast.unparse``): comments, blank lines, parentheses and
+    line breaks removed or redone. Source that does not parse (a student's syntax error, an
+    IPython magic) is returned as it is."""
+    try:
+        return ast.unparse(ast.parse(source))
+    except (SyntaxError, ValueError):
+        return source
+
+
+class _Canonical(ast.NodeTransformer):
+    """Rewrites a parsed answer in place into its canonical form (module docstring, 1)."""
+
+    def __init__(self, bound: set[str]) -> None:
+        self.bound = bound
+        self.arguments: list[dict[str, str]] = []
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> ast.AST:
+        args = node.args
+        every = [*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg]
+        names = {a.arg: ("self" if a.arg == "self" else f"a{i}") for i, a in enumerate(every) if a}
+        self.arguments.append(names)
+        try:
+            self.generic_visit(node)
+        finally:
+            self.arguments.pop()
+        for a in every:
+            if a is not None:
+                a.arg, a.annotation = names[a.arg], None
+        if not isinstance(node, ast.Lambda):
+            node.returns = None
+            if not (node.name.startswith("__") or node.name == "forward"):
+                node.name = BOUND
+            node.body = _without_docstring(node.body)
+        return node
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+        self.generic_visit(node)
+        node.name = BOUND
+        node.body = _without_docstring(node.body) or [ast.Pass()]
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        for scope in reversed(self.arguments):
+            if node.id in scope:
+                node.id = scope[node.id]
+                return node
+        if node.id in self.bound:
+            node.id = BOUND
+        return node
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.value, ast.Name) and node.value.id == "self":
+            node.attr = BOUND
+        return node
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        if isinstance(node.value, str):
+            node.value = "S"
+        return node
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> ast.AST:
+        return ast.Constant("S")
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.op, _COMMUTATIVE):
+            node.left, node.right = sorted((node.left, node.right), key=ast.dump)
+        return node
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
+        self.generic_visit(node)
+        node.values = sorted(node.values, key=ast.dump)
+        return node
+
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:
+        self.generic_visit(node)
+        if len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq | ast.NotEq):
+            node.left, node.comparators[0] = sorted((node.left, node.comparators[0]), key=ast.dump)
+        return node
+
+
+def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
+    return [
+        s
+        for s in body
+        if not (
+            isinstance(s, ast.Expr)
+            and isinstance(s.value, ast.Constant)
+            and isinstance(s.value.value, str)
+        )
+    ]
+
+
+def _bound_names(tree: ast.AST) -> set[str]:
+    """Every name the answer binds: assigned, looped over, imported, defined, caught."""
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            bound.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return bound
+
+
+def canonical_tree(source: str) -> ast.Module:
+    """The answer's syntax tree in canonical form (module docstring, step 1). Raises
+    ``SyntaxError`` (or ``ValueError``) where the source does not parse."""
+    tree = ast.parse(source)
+    return _Canonical(_bound_names(tree)).visit(tree)
+
+
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _header(statement: ast.stmt) -> ast.AST:
+    """A compound statement without the statements it holds."""
+    head = copy.copy(statement)
+    for name in _BODIES:
+        if isinstance(getattr(head, name, None), list):
+            setattr(head, name, [])
+    return head
+
+
+def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
+    """Every statement of ``body``, at every depth (an ``except`` clause's and a ``case``'s
+    statements too)."""
+    found = []
+    for statement in body:
+        found.append(statement)
+        for name in _BODIES:
+            inner = getattr(statement, name, None)
+            if not isinstance(inner, list):
+                continue
+            if name in ("handlers", "cases"):
+                for clause in inner:
+                    found += _statements(clause.body)
+            else:
+                found += _statements(inner)
+    return found
+
+
+def fingerprint(source: str) -> Fingerprint:
+    """The statements of an answer, canonical (module docstring, step 2). An answer that
+    does not parse is fingerprinted line by line, as written (stripped of blanks)."""
+    try:
+        tree = canonical_tree(source)
+    except (SyntaxError, ValueError, RecursionError):
+        lines = [line.strip() for line in source.splitlines() if line.strip()]
+        digests = [hashlib.blake2b(line.encode(), digest_size=16).hexdigest() for line in lines]
+        weights = {d: max(1, len(line) // 4) for d, line in zip(digests, lines, strict=True)}
+        return Fingerprint(Counter(digests), weights)
+    counts: Counter[str] = Counter()
+    weights: dict[str, int] = {}
+    for statement in _statements(tree.body):
+        head = _header(statement)
+        text = ast.dump(head, annotate_fields=False, include_attributes=False)
+        digest = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+        counts[digest] += 1
+        weights[digest] = sum(1 for _ in ast.walk(head))
+    return Fingerprint(counts, weights)
+
+
+def _similarity(a: Fingerprint, b: Fingerprint) -> float:
+    shared = a.shared(b)
+    shares = [shared / f.weight for f in (a, b) if f.weight]
+    return max(shares, default=0.0)
+
+
+def similarity(a: str, b: str, boilerplate: str | None = None) -> float:
+    """The similarity (0 to 1) of two answers, as ``near_copies`` measures it."""
+    stub = fingerprint(boilerplate) if boilerplate else None
+    return _similarity(fingerprint(a).without(stub), fingerprint(b).without(stub))
+
+
+def graded_answers(notebook: NotebookNode) -> dict[str, str]:
+    """grade_id -> source of every solution cell of a notebook (a student's submission, or
+    the released notebook for its stubs)."""
+    return {
+        anatomy.grade_id(cell): cell.source
+        for cell in anatomy.solution_cells(notebook)
+        if anatomy.grade_id(cell)
+    }
+
+
+def near_copies(
+    submissions: Mapping[str, Mapping[str, str]],
+    reference: Mapping[str, str],
+    threshold: float = DEFAULT_THRESHOLD,
+    *,
+    boilerplate: Mapping[str, str] | None = None,
+    min_length: int = DEFAULT_MIN_LENGTH,
+) -> list[CopyPair]:
+    """The pairs of answers to one function whose similarity is at least ``threshold``.
+
+    Args:
+        submissions: student -> grade_id -> source of that student's solution cell.
+        reference: grade_id -> the reference solution (``solutions/``); compared with every
+            student's answer to the same function.
+        threshold: 0 to 1; see ``DEFAULT_THRESHOLD`` for how the default was chosen.
+        boilerplate: grade_id -> the released stub of that solution cell (signature,
+            docstring, ``raise NotImplementedError()``); code shared with it never counts.
+        min_length: answers with fewer syntax-tree nodes of fingerprinted statements are
+            not compared.
+
+    Returns:
+        The near copies, most similar first: a copy of the reference as
+        ``CopyPair(student, "solutions", ...)``, a copy between two students once, as
+        ``CopyPair(a, b, ...)`` with ``a < b``. An answer equal to the stub (not attempted)
+        is never reported.
+    """
+    if not 0 < threshold <= 1:
+        raise ValueError(f"threshold must be in (0, 1], not {threshold}")
+    if REFERENCE_STUDENT in submissions:
+        raise ValueError(
+            f"a student may not be called {REFERENCE_STUDENT!r}: that name stands for the reference"
+        )
+    boilerplate = boilerplate or {}
+    functions = sorted({f for answers in submissions.values() for f in answers})
+    pairs: list[CopyPair] = []
+    for function in functions:
+        stub = fingerprint(boilerplate[function]) if boilerplate.get(function) else None
+        prints = {
+            student: fingerprint(answers[function]).without(stub)
+            for student, answers in sorted(submissions.items())
+            if function in answers
+        }
+        prints = {s: p for s, p in prints.items() if p.weight >= min_length}
+        if function in reference:
+            solution = fingerprint(reference[function]).without(stub)
+            for student, print_ in prints.items():
+                score = _similarity(print_, solution)
+                if score >= threshold:
+                    pairs.append(CopyPair(student, REFERENCE_STUDENT, function, score))
+        for (a, print_a), (b, print_b) in itertools.combinations(prints.items(), 2):
+            score = _similarity(print_a, print_b)
+            if score >= threshold:
+                pairs.append(CopyPair(a, b, function, score))
+    return sorted(pairs, key=lambda p: (-p.similarity, p.function, p.student_a, p.student_b))
+
+
+FORMGRADER = "formgrader"
+
+
+def _copy_line(pair: CopyPair, student: str) -> str:
+    other = pair.student_b if pair.student_a == student else pair.student_a
+    what = "the reference solution" if other == REFERENCE_STUDENT else other
+    return f"{pair.function}: near copy of {what} (similarity {pair.similarity:.2f})"
+
+
+def best_effort_checks(summaries: Iterable[HandInSummary]) -> dict[tuple[str, str], list[str]]:
+    """(assignment, notebook) -> the rules its tests measured inside the student's kernel
+    (``NotebookSummary.best_effort``), over every hand-in: the same tests ask them of every
+    student, so they describe the notebook, not a student."""
+    found: dict[tuple[str, str], set[str]] = {}
+    for summary in summaries:
+        for name, record in summary.notebooks.items():
+            if record.best_effort:
+                found.setdefault((summary.assignment, name), set()).update(record.best_effort)
+    return {key: sorted(checks) for key, checks in found.items()}
+
+
+def _best_effort_lines(summaries: list[HandInSummary]) -> list[str]:
+    lines = []
+    for (assignment, notebook), checks in best_effort_checks(summaries).items():
+        lines += [
+            "",
+            f"## Best-effort checks: {assignment} / {notebook}",
+            "",
+            "These rules were measured inside the student's own kernel (the process that "
+            "runs the student's code) while the student's function ran, not in the grader: a "
+            "student who sets out to can forge these measurements, so passing them proves "
+            "less than passing the other tests. They are the same for every student of this "
+            "notebook, and no student is listed above because of them.",
+            "",
+        ]
+        lines += [f"- {check}" for check in checks]
+    return lines
+
+
+def _score_text(summary: HandInSummary) -> str:
+    text = f"{summary.score:g}/{summary.max_score:g}"
+    if summary.awaiting:
+        text += f", {summary.awaiting_points:g} point(s) awaiting manual grading"
+    return text
+
+
+def awaiting_manual(
+    summaries: Iterable[HandInSummary],
+) -> list[tuple[HandInSummary, str, CellGrade]]:
+    """(hand-in, notebook, cell) of every cell that awaits a grader, in order."""
+    return [(summary, name, grade) for summary in summaries for name, grade in summary.awaiting]
+
+
+def awaiting_lines(summaries: list[HandInSummary]) -> list[str]:
+    """For the run's log: how many answers await a grader, and where to grade them."""
+    found = awaiting_manual(summaries)
+    if not found:
+        return []
+    hand_ins = {(s.student, s.assignment) for s, _, _ in found}
+    return [
+        f"{len(found)} written answer(s) of {len(hand_ins)} submission(s) await grading in "
+        f"{FORMGRADER} (nbgrader's Manual Grading); until graded, their assignments have no "
+        "final grade in totals.csv and are left empty in the LMS exports (integrity.md lists "
+        "them). Run the grader again once they are graded: nothing is regraded, the reports "
+        "take the scores from the gradebook."
+    ]
+
+
+def _awaiting_section(summaries: list[HandInSummary]) -> list[str]:
+    found = awaiting_manual(summaries)
+    if not found:
+        return []
+    lines = [
+        "",
+        "## Awaiting manual grading",
+        "",
+        f"{len(found)} answer(s) graded by hand (written answers) await a grader: grade them "
+        f"in {FORMGRADER} (nbgrader's Manual Grading), then run the grader again. Until then "
+        "these submissions have no final grade (totals.csv, the LMS exports); their score so "
+        "far is not a grade.",
+        "",
+        "| student | assignment | cell | points |",
+        "| --- | --- | --- | --- |",
+    ]
+    lines += [
+        f"| {summary.student} | {summary.assignment} | {name}: {grade.cell} | "
+        f"{format_points(grade.max_score)} |"
+        for summary, name, grade in found
+    ]
+    return lines
+
+
+def integrity_markdown(
+    summaries: list[HandInSummary], copies: Mapping[str, list[CopyPair]] | None = None
+) -> str:
+    """The integrity report; ``copies``: assignment -> its near copies (:func:`copy_report`).
+    The answers awaiting a grader are listed after the hand-ins to read (they are no
+    integrity matter: no hand-in is flagged for them). It ends with each notebook's
+    best-effort checks (:func:`best_effort_checks`)."""
+    copies = copies or {}
+    lines = ["# Integrity report", ""]
+    flagged = []
+    for summary in summaries:
+        notes = attention(summary)
+        notes += [
+            _copy_line(pair, summary.student)
+            for pair in copies.get(summary.assignment, [])
+            if summary.student in (pair.student_a, pair.student_b)
+        ]
+        if notes:
+            flagged.append((summary, notes))
+    lines.append(f"{len(flagged)} of {len(summaries)} submission(s) need a look.")
+    for summary, notes in flagged:
+        lines += ["", f"## {summary.student} / {summary.assignment} ({_score_text(summary)})"]
+        lines += [f"- {note}" for note in notes]
+    lines += _awaiting_section(summaries)
+    pairs = [(assignment, pair) for assignment, found in copies.items() for pair in found]
+    if copies:
+        lines += [
+            "",
+            "## Near copies",
+            "",
+            f"{len(pairs)} pair(s) of graded answers at or above similarity "
+            f"{DEFAULT_THRESHOLD:g} (instructor.classroom.grader.reports: layout, comments, names "
+            "and the order of statements do not count). Read both answers before concluding "
+            "anything.",
+        ]
+        if pairs:
+            lines += [
+                "",
+                "| assignment | function | student | copy of | similarity |",
+                "| --- | --- | --- | --- | --- |",
+            ]
+            lines += [
+                f"| {assignment} | {p.function} | {p.student_a} | "
+                f"{'solutions/' if p.student_b == REFERENCE_STUDENT else p.student_b} | "
+                f"{p.similarity:.2f} |"
+                for assignment, p in pairs
+            ]
+    lines += _best_effort_lines(summaries)
+    return "\n".join(lines) + "\n"
+
+
+def copy_report(
+    submissions: Mapping[str, Iterable[NotebookNode]],
+    reference: Iterable[NotebookNode],
+    released: Iterable[NotebookNode] = (),
+    threshold: float = DEFAULT_THRESHOLD,
+) -> list[CopyPair]:
+    """The near copies among one assignment's hand-ins (``similarity.near_copies``).
+
+    Args:
+        submissions: student -> the student's notebooks of the assignment (submitted or
+            autograded: their solution cells are the student's answers).
+        reference: the instructor notebooks (``solutions/``), markers stripped here.
+        released: the student versions: their stubs never count as copied code.
+        threshold: 0 to 1 (see ``similarity.DEFAULT_THRESHOLD``).
+    """
+    answers: dict[str, dict[str, str]] = {}
+    for student, notebooks in submissions.items():
+        key = f"{student} (student)" if student == REFERENCE_STUDENT else student
+        for notebook in notebooks:
+            answers.setdefault(key, {}).update(graded_answers(notebook))
+    solutions: dict[str, str] = {}
+    for notebook in reference:
+        solutions.update(anatomy.solution_sources(notebook))
+    stubs: dict[str, str] = {}
+    for notebook in released:
+        stubs.update(graded_answers(notebook))
+    return near_copies(answers, solutions, threshold, boilerplate=stubs)
+
+
+def _read(path: Path) -> NotebookNode | None:
+    """The notebook at ``path``, read as staging reads a hand-in (bounded, its nbgrader
+    metadata checked: :func:`.integrity.read_submission_file`); None if it is unreadable
+    (reported elsewhere) or missing."""
+    if not path.is_file():
+        return None
+    return read_submission_file(path).notebook
+
+
+def course_copies(
+    course: NbgraderCourse, assignments: Iterable[str], students: Iterable[str] | None = None
+) -> dict[str, list[CopyPair]]:
+    """assignment -> near copies among its autograded notebooks (``autograded/``, else the
+    submitted ones) of ``students`` (default: every one), against the course's source."""
+    coursedir = course.coursedir
+    found: dict[str, list[CopyPair]] = {}
+    for assignment in assignments:
+        source = Path(coursedir.format_path(coursedir.source_directory, ".", assignment))
+        release = Path(coursedir.format_path(coursedir.release_directory, ".", assignment))
+        reference = [nb for nb in map(_read, sorted(source.glob("*.ipynb"))) if nb]
+        released = [nb for nb in map(_read, sorted(release.glob("*.ipynb"))) if nb]
+        names = {path.name for path in release.glob("*.ipynb")}
+        submissions: dict[str, list[NotebookNode]] = {}
+        who = students if students is not None else submitted_students(course, assignment)
+        for student in sorted(set(who)):
+            folder = Path(
+                coursedir.format_path(coursedir.autograded_directory, student, assignment)
+            )
+            if not folder.is_dir():
+                folder = course.submitted_folder() / student / assignment
+            notebooks = [_read(folder / name) for name in sorted(names)]
+            submissions[student] = [nb for nb in notebooks if nb is not None]
+        found[assignment] = copy_report(submissions, reference, released)
+    return found
