@@ -41,6 +41,7 @@ lab: $(VENV)/.installed
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 format: $(VENV)/.installed
 	$(VENV)/bin/ruff check --fix .
