@@ -75,36 +75,10 @@ from nbgrader.utils import parse_utc
 from traitlets import Dict, Float, Unicode
 from traitlets.config import Configurable
 
-from instructor.classroom.grader.records import (
-    AWAITING,
-    GRADED,
-    UNANSWERED,
-    CellGrade,
-    HandIn,
-    HandInSummary,
-)
+from instructor.classroom.grader.records import CellGrade, HandIn, HandInSummary, Manual
 from instructor.student_ids import id_problem
 
-__all__ = [
-    "Deadlines",
-    "GradebookChanged",
-    "GradebookWatch",
-    "NbgraderCourse",
-    "PerHourPenalty",
-    "ResumeState",
-    "STAGING_FOLDER",
-    "ScoreKey",
-    "SetupError",
-    "WORK",
-    "cell_grade",
-    "fingerprint",
-    "from_gradebook",
-    "grading_context",
-    "late_penalties",
-    "read_scores",
-    "student_names",
-    "submitted_students",
-]
+__all__ = ["GradebookChanged", "SetupError"]
 
 
 WORK = ".grading"
@@ -127,13 +101,13 @@ def cell_grade(grade: Any) -> CellGrade:
     - anything else (a test cell): the autograder's score.
     """
     if grade.manual_score is not None:
-        manual = GRADED
+        manual: Manual | None = Manual.GRADED
     elif grade.auto_score is None:
-        return CellGrade(grade.name, None, grade.max_score, AWAITING)
+        return CellGrade(grade.name, None, grade.max_score, Manual.AWAITING)
     elif grade.cell_type == "markdown":
-        manual = UNANSWERED
+        manual = Manual.UNANSWERED
     else:
-        manual = ""
+        manual = None
     return CellGrade(grade.name, grade.score, grade.max_score, manual)
 
 
@@ -172,7 +146,7 @@ class NbgraderCourse:
                 SaveAutoGrades,
             )
 
-            from instructor.classroom.sanitise import SanitiseNotebook
+            from instructor.classroom.grader.feedback import SanitiseNotebook
             from instructor.classroom.grader.pipeline import ReplayExecute
 
             config.CourseDirectory.submitted_directory = STAGING_FOLDER

@@ -2,7 +2,7 @@
 
 The HTML never shows a hidden test, and nothing the student wrote runs in it:
 :func:`feedback_for` adds :class:`.feedback.RedactFeedback` and
-:class:`.sanitise.SanitiseNotebook` to nbgrader's ``GenerateFeedback`` preprocessors
+:class:`.feedback.SanitiseNotebook` to nbgrader's ``GenerateFeedback`` preprocessors
 (:func:`.feedback.feedback_config`) on the API it uses.
 
 Feedback only reads the gradebook and the autograded notebooks, so with the embedded
@@ -29,21 +29,65 @@ autograded file itself):
 - the page gets a style rule that wraps long output lines (``white-space: pre-wrap``), so
   the error message is read whole instead of cut off at the cell's right edge.
 
-Then :class:`.sanitise.SanitiseNotebook` makes what the student wrote inert (no script, no
-event handler, no active HTML: :mod:`.sanitise`), on a notebook autograded before the class
+Then :class:`.feedback.SanitiseNotebook` makes what the student wrote inert (no script, no
+event handler, no active HTML: :mod:`.feedback`), on a notebook autograded before the class
 grader sanitised its autograded notebooks too.
 
 Wiring: ``config.merge(feedback_config())`` on the nbgrader configuration the API is built
 with (:mod:`.feedback` does it on the API it uses).
+
+A student's notebook made inert for the instructor's browser: no script, no event handler,
+no active HTML reaches the feedback HTML or the autograded notebook formgrader shows.
+
+nbconvert, which writes nbgrader's feedback and renders formgrader's view of an autograded
+notebook, puts a markdown cell's raw HTML, a ``text/html`` or ``text/markdown`` output and
+an ``application/javascript`` output into the page as they are, and its markdown keeps a
+``javascript:`` link (its renderer allows "harmful protocols") and a ```` ```mermaid ````
+block unescaped. :func:`sanitise_notebook` rewrites what the student controls so that none
+of it can act, and keeps it readable:
+
+- a markdown cell (or a ``text/markdown`` output) that is *plain* stays as it is: parsed by
+  nbconvert's own markdown parser (:func:`markdown_is_plain`), it holds no raw HTML, no
+  link or image to anything but ``http``, ``https``, ``mailto``, a relative URL or one of
+  the cell's image attachments (ammonia, ``nh3``, judges each URL nbconvert writes, as a
+  browser reads it), no ``mermaid`` block, and no MathJax command that makes a link or a
+  style (``\\href``, ``\\style``, ... :data:`TEX_ACTIVE`). Every released
+  instructions cell of the course is plain. Anything else is shown as its text, verbatim,
+  in a fenced code block under :data:`SHOWN_AS_TEXT` (:func:`inert_markdown`): what the
+  student wrote, read as written, never rendered;
+- a ``text/html`` output is cleaned by ammonia (``nh3``, :func:`clean_html`): only
+  formatting tags, no ``<script>``, ``<style>``, ``<iframe>``, ``<object>``, ``<embed>``,
+  ``<svg>``, no ``on*=`` or ``style`` attribute, links only to ``http``, ``https`` or
+  ``mailto``; one that holds a MathJax command of :data:`TEX_ACTIVE` is dropped for its
+  text;
+- a ``text/latex`` output with such a command is dropped; ``image/png``, ``image/jpeg``,
+  ``image/gif`` are kept when they are base64 (an image is drawn from a ``data:`` URL,
+  which runs nothing); a widget view is kept when it is only a model id (the widget state
+  it would need is removed from the notebook's metadata); every other kind
+  (``application/javascript``, ``image/svg+xml``, anything unknown) is dropped. An output
+  left with nothing to show gets a ``text/plain`` line saying what was removed;
+- an image's ``width`` and ``height`` are kept only as numbers (nbconvert writes them into
+  an unquoted attribute), output ``filenames`` and ``isolated`` are removed, a cell's
+  attachments keep only base64 images, an execution count is a number or nothing; a raw
+  cell (whose HTML nbconvert's templates clean themselves) with a command of
+  :data:`TEX_ACTIVE` is put in ``<pre>``, which MathJax skips.
+
+What is plain stays byte for byte the same, so an honest notebook is unchanged (and a
+notebook sanitised once is not changed again). Used by the class grader on every
+autograded notebook (``Autograde.autograde_preprocessors``, :mod:`.course`) and on
+every notebook feedback renders (:mod:`.feedback`); :class:`SanitiseNotebook`
+is the nbconvert preprocessor for both.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import nh3
 from nbconvert.preprocessors import Preprocessor
 from nbformat import NotebookNode
 from traitlets import Bool
@@ -52,19 +96,6 @@ from traitlets.config import Config
 from instructor import anatomy
 from instructor.classroom.grader.course import NbgraderCourse, ResumeState
 from instructor.classroom.grader.records import contain
-
-__all__ = [
-    "HIDDEN_NOTE",
-    "REDACTED_LINE",
-    "RedactFeedback",
-    "WRAP_CSS",
-    "feedback_config",
-    "feedback_for",
-    "lacking_feedback",
-    "redact_test_cell",
-    "redacting",
-    "write_feedback",
-]
 
 
 def lacking_feedback(
@@ -238,11 +269,9 @@ class RedactFeedback(Preprocessor):
 def feedback_config() -> Config:
     """nbgrader configuration whose ``generate_feedback`` redacts and sanitises: nbgrader
     0.9's own two preprocessors, then :class:`RedactFeedback` and
-    :class:`.sanitise.SanitiseNotebook`."""
+    :class:`.feedback.SanitiseNotebook`."""
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import GetGrades
-
-    from instructor.classroom.sanitise import SanitiseNotebook
 
     config = Config()
     config.GenerateFeedback.preprocessors = [
@@ -252,3 +281,332 @@ def feedback_config() -> Config:
         SanitiseNotebook,
     ]
     return config
+
+
+SHOWN_AS_TEXT = (
+    "*(Shown as text by the grader: this holds HTML, a link or a formula command that is "
+    "not rendered.)*"
+)
+"""The line above a markdown cell or output shown verbatim (:func:`inert_markdown`)."""
+
+
+TEX_ACTIVE = re.compile(
+    r"\\(?:href|url|class|style|cssId|require|unicode|bbox|html|data|toggle|mmlToken|"
+    r"texttip|tooltip|statusline|action)(?![A-Za-z])"
+)
+"""MathJax commands that make a link, a style, an id or a class, or load code: MathJax
+typesets every ``$...$`` of a feedback or formgrader page (outside ``<pre>`` and
+``<code>``), so a formula holding one could run ``\\href{javascript:...}``."""
+
+
+LINK_SCHEMES = frozenset({"http", "https", "mailto"})
+"""The URL schemes a student's link or image may use (besides relative URLs)."""
+
+
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif")
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+SAFE_TEXT_TYPES = ("text/plain", "application/json")
+
+
+_BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]*$")
+
+
+_MODEL_ID = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
+
+
+ATTACHMENT = "attachment:"
+
+
+_HTML_ATTRIBUTES = {
+    **{tag: set(names) for tag, names in nh3.ALLOWED_ATTRIBUTES.items()},
+    "*": {"class", "title", "lang", "dir"},
+}
+
+
+def clean_html(text: str) -> str:
+    """``text`` (HTML a student made) with only formatting left: ammonia's default tags
+    (no ``script``, ``style``, ``iframe``, ``object``, ``embed``, ``svg``, ``form``),
+    attributes (no ``on*``, no ``style``) and ``class``; links to ``http``, ``https`` and
+    ``mailto`` only; comments removed."""
+    return nh3.clean(
+        text,
+        attributes=_HTML_ATTRIBUTES,
+        url_schemes=set(LINK_SCHEMES),
+        strip_comments=True,
+        link_rel="noopener noreferrer nofollow",
+    )
+
+
+def _tex_active(text: str) -> bool:
+    """Whether ``text`` (its character references read as a browser reads them) holds a
+    MathJax command of :data:`TEX_ACTIVE`."""
+    return bool(TEX_ACTIVE.search(text) or TEX_ACTIVE.search(html.unescape(text)))
+
+
+def _relative_without_colon(url: str) -> str | None:
+    """A relative URL whose first segment holds no colon (RFC 3986, 4.2: such a colon
+    would be read as a scheme's), else None (ammonia then drops it): ``java%09script:``,
+    nbconvert's form of ``java&#9;script:``, is no link (another renderer may decode it)."""
+    return None if ":" in re.split(r"[/?#]", url, maxsplit=1)[0] else url
+
+
+_LINK_URL = nh3.Cleaner(
+    tags={"a"},
+    attributes={"a": {"href"}},
+    url_schemes=set(LINK_SCHEMES),
+    url_relative=_relative_without_colon,
+    link_rel=None,
+)
+
+
+def _url_is_safe(url: str) -> bool:
+    """Whether ammonia keeps ``url`` (as nbconvert's markdown parser passes it) as a link:
+    ``http``, ``https``, ``mailto`` or relative (:func:`_relative_without_colon`). It reads
+    the URL as a browser reads a link's ``href``: character references, tabs and newlines,
+    leading spaces and the scheme's case do not hide ``javascript:``."""
+    link = '<a href="' + url.replace('"', "&quot;") + '"></a>'
+    return "href=" in _LINK_URL.clean(link)  # the link without its href where it is dropped
+
+
+def _outside_code(rendered: str) -> str:
+    """The text of ``rendered`` HTML outside ``<pre>`` and ``<code>`` (which MathJax skips),
+    as ammonia parses it, character references read."""
+    return html.unescape(
+        nh3.clean(rendered, tags=set(), clean_content_tags={"pre", "code"}, attributes={})
+    )
+
+
+class _Inspector:
+    """nbconvert's own markdown renderer, told to note what is not plain."""
+
+    def __init__(self, attachments: dict[str, Any]) -> None:
+        from nbconvert.filters.markdown_mistune import IPythonRenderer
+
+        found: list[str] = []
+
+        class Noting(IPythonRenderer):
+            def block_html(self, html: str) -> str:
+                found.append("raw HTML")
+                return ""
+
+            def inline_html(self, html: str) -> str:
+                found.append("raw HTML")
+                return ""
+
+            def link(self, text: str, url: str, title: str | None = None) -> str:
+                if not _url_is_safe(url):
+                    found.append(f"a link to {url[:40]!r}")
+                return super().link(text, url, title)
+
+            def image(self, text: str, url: str, title: str | None = None) -> str:
+                # nbconvert embeds one of the cell's attachments as a data: URL.
+                attached = url.startswith(ATTACHMENT) and url[len(ATTACHMENT) :] in attachments
+                if not attached and not _url_is_safe(url):
+                    found.append(f"an image from {url[:40]!r}")
+                return ""
+
+            def block_code(self, code: str, info: str | None = None) -> str:
+                if info and info.strip().lower().startswith("mermaid"):
+                    found.append("a mermaid block")
+                    return ""
+                return super().block_code(code, info)
+
+            def text(self, text: str) -> str:
+                if _tex_active(text):
+                    found.append("a MathJax command")
+                return super().text(text)
+
+            def block_math(self, body: str) -> str:
+                if _tex_active(body):
+                    found.append("a MathJax command")
+                return super().block_math(body)
+
+            def inline_math(self, body: str) -> str:
+                if _tex_active(body):
+                    found.append("a MathJax command")
+                return super().inline_math(body)
+
+            def latex_environment(self, name: str, body: str) -> str:
+                if _tex_active(name + body):
+                    found.append("a MathJax command")
+                return super().latex_environment(name, body)
+
+        self.found = found
+        self.renderer = Noting(escape=False, attachments=attachments)
+
+    def render(self, source: str) -> str:
+        from nbconvert.filters.markdown_mistune import MarkdownWithMath
+
+        return MarkdownWithMath(renderer=self.renderer).render(source)
+
+
+def markdown_is_plain(source: str, attachments: dict[str, Any] | None = None) -> bool:
+    """Whether markdown ``source`` renders (in nbconvert, for feedback and formgrader) with
+    nothing active: see the module docstring."""
+    if not any(mark in source for mark in ("<", ":", "\\", "`", "~", "&", "]")):
+        return True  # no tag, link, URL, command, entity or fenced block: nothing to look at
+    inspector = _Inspector(dict(attachments or {}))
+    try:
+        rendered = inspector.render(source)
+    except Exception:  # noqa: BLE001 - what nbconvert cannot render is shown as text
+        return False
+    # What the renderer wrote outside raw HTML (noted above) is formatting; its text is
+    # read once more as the browser gets it, where MathJax would typeset a command.
+    return not inspector.found and not _tex_active(_outside_code(rendered))
+
+
+def inert_markdown(source: str) -> str:
+    """``source`` as markdown that shows it verbatim: :data:`SHOWN_AS_TEXT`, then a fenced
+    code block longer than any run of backticks in it (nothing in it can close it)."""
+    longest = max((len(run) for run in re.findall(r"`+", source)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{SHOWN_AS_TEXT}\n\n{fence}text\n{source}\n{fence}"
+
+
+def _plain_or_inert(source: str, attachments: dict[str, Any] | None = None) -> str:
+    return source if markdown_is_plain(source, attachments) else inert_markdown(source)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _clean_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
+    """An output's metadata without what nbconvert writes into a tag unquoted or as a
+    path: ``width``/``height`` only as numbers, no ``filenames``; no ``isolated`` (an
+    iframe of its own: the cleaned HTML is shown in the page, where it is read)."""
+    cleaned: dict[str, Any] = {}
+    for key, value in metadata.items():
+        if key in ("filenames", "isolated"):
+            continue
+        if key in ("width", "height") and not _is_number(value):
+            continue
+        if isinstance(value, dict):
+            value = _clean_metadata(value)
+        cleaned[key] = value
+    return cleaned
+
+
+def _text(value: Any) -> str:
+    return "".join(value) if isinstance(value, list) else str(value)
+
+
+def sanitise_output(output: NotebookNode | dict[str, Any]) -> Any:
+    """One output made inert (changed in place, and returned): see the module docstring."""
+    if "metadata" in output and isinstance(output["metadata"], dict):
+        output["metadata"] = type(output["metadata"])(_clean_metadata(output["metadata"]))
+    if output.get("output_type") not in ("display_data", "execute_result"):
+        return output  # streams and errors: nbconvert escapes them
+    data = output.get("data") or {}
+    removed: list[str] = []
+    kept: dict[str, Any] = {}
+    as_text = ""  # an HTML or markdown output shown as its text instead
+    for mime, value in data.items():
+        if mime in SAFE_TEXT_TYPES:
+            kept[mime] = value
+        elif mime == "text/html":
+            text = _text(value)
+            cleaned = clean_html(text)
+            if _tex_active(text) or _tex_active(cleaned):
+                removed.append(mime)
+                as_text = as_text or text
+            else:
+                kept[mime] = value if cleaned == text else cleaned
+        elif mime == "text/markdown":
+            text = _text(value)
+            if markdown_is_plain(text):
+                kept[mime] = value
+            else:
+                removed.append(mime)
+                as_text = text
+        elif mime == "text/latex":
+            if _tex_active(_text(value)):
+                removed.append(mime)
+            else:
+                kept[mime] = value
+        elif mime in IMAGE_TYPES:
+            if isinstance(value, str) and _BASE64.match(value):
+                kept[mime] = value
+            else:
+                removed.append(mime)
+        elif mime == WIDGET_VIEW:
+            if (
+                isinstance(value, dict)
+                and set(value) <= {"model_id", "version_major", "version_minor"}
+                and _MODEL_ID.match(str(value.get("model_id", "")))
+                and all(_is_number(value.get(k, 0)) for k in ("version_major", "version_minor"))
+            ):
+                kept[mime] = value
+            else:
+                removed.append(mime)
+        else:
+            removed.append(mime)
+    if as_text:
+        kept["text/plain"] = as_text
+    elif removed and not (set(kept) - {WIDGET_VIEW}):
+        kept["text/plain"] = f"[{', '.join(removed)} output removed by the grader]"
+    if kept != dict(data):
+        output["data"] = type(data)(kept) if isinstance(data, dict) else kept
+    return output
+
+
+def _clean_attachments(attachments: dict[str, Any]) -> dict[str, Any]:
+    return {
+        name: {mime: value for mime, value in bundle.items() if mime in IMAGE_TYPES}
+        for name, bundle in attachments.items()
+        if isinstance(bundle, dict)
+        and any(
+            mime in IMAGE_TYPES and isinstance(value, str) and _BASE64.match(value)
+            for mime, value in bundle.items()
+        )
+    }
+
+
+def sanitise_cell(cell: NotebookNode) -> NotebookNode:
+    """One cell made inert (changed in place, and returned)."""
+    if not isinstance(cell.get("execution_count", None), int | None):
+        cell["execution_count"] = None
+    if "attachments" in cell:
+        attachments = cell["attachments"]
+        cleaned = _clean_attachments(attachments) if isinstance(attachments, dict) else {}
+        if cleaned != attachments:
+            cell["attachments"] = type(attachments)(cleaned) if cleaned else {}
+    if cell.get("cell_type") == "markdown":
+        source = _text(cell.get("source", ""))
+        inert = _plain_or_inert(source, cell.get("attachments"))
+        if inert != source:
+            cell["source"] = inert
+    elif cell.get("cell_type") == "raw":
+        # nbconvert's HTML templates clean a raw cell's HTML themselves (bleach); MathJax
+        # would still typeset its text: one with a command of TEX_ACTIVE goes in <pre>.
+        source = _text(cell.get("source", ""))
+        if _tex_active(source):
+            cell["source"] = f"<pre>{html.escape(source)}</pre>"
+    for output in cell.get("outputs", []) or []:
+        sanitise_output(output)
+    return cell
+
+
+def sanitise_notebook(nb: NotebookNode) -> NotebookNode:
+    """Every cell made inert, and the widget state nbconvert would load removed (changed
+    in place, and returned)."""
+    if isinstance(nb.get("metadata"), dict):
+        nb["metadata"].pop("widgets", None)
+    for cell in nb.get("cells", []):
+        sanitise_cell(cell)
+    return nb
+
+
+class SanitiseNotebook(Preprocessor):
+    """:func:`sanitise_notebook` as an nbconvert preprocessor (for nbgrader's converters)."""
+
+    enabled = Bool(True, help="nbconvert skips a preprocessor whose enabled is False").tag(
+        config=True
+    )
+
+    def preprocess(self, nb: NotebookNode, resources: dict[str, Any]):
+        return sanitise_notebook(nb), resources

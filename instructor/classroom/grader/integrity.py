@@ -27,20 +27,6 @@ from nbformat import NotebookNode
 
 from instructor.anatomy import IMPORTS_TAG, is_test_cell
 
-__all__ = [
-    "MAX_DEPTH",
-    "MAX_NOTEBOOK_BYTES",
-    "Reading",
-    "compare_with_release",
-    "imports_failure",
-    "nbgrader_metadata_problem",
-    "normalise_notebook",
-    "read_student_file",
-    "read_submission",
-    "read_submission_file",
-    "scan_code",
-]
-
 
 @dataclass
 class Reading:

@@ -119,20 +119,22 @@ from instructor.classroom.grader.integrity import (
     scan_code,
 )
 from instructor.classroom.grader.records import (
-    STUDENT_VIEW,
-    ExecutionResult,
     HandIn,
     HandInSummary,
     NotebookSummary,
-    Outcome,
     Screening,
     Unreadable,
     contain,
 )
 from instructor.classroom.grader.reports import awaiting_lines, run_lines, write_reports
+from instructor.classroom.worker import (
+    STUDENT_VIEW,
+    ExecutionResult,
+    GraderEnvironmentError,
+    Outcome,
+)
 from instructor.classroom.worker.isolation import Limits, isolation_note
 from instructor.classroom.worker.session import (
-    GraderEnvironmentError,
     check_kernel_environment,
     execute_notebook,
     unexecuted,
@@ -140,23 +142,7 @@ from instructor.classroom.worker.session import (
 from instructor.paths import COURSE_ROOT
 from instructor.student_ids import id_problem, refusal
 
-__all__ = [
-    "ClassGrader",
-    "ClusterError",
-    "ReplayExecute",
-    "SECRET_FILE",
-    "Staged",
-    "Unreadable",
-    "WORKER_CHECK_SOURCE",
-    "check_cluster",
-    "connect",
-    "contain",
-    "exchange_files",
-    "record_hand_in",
-    "replay_hand_in",
-    "stage",
-    "unreadable_staging",
-]
+__all__ = ["ClassGrader", "ClusterError"]
 
 
 REPORTS = "reports"
@@ -542,7 +528,7 @@ def stage(course: NbgraderCourse, hand_in: HandIn) -> Staged:
             screenings[name] = Screening(name, Outcome.UNREADABLE, (*changes, problem), flags)
             continue
         nbformat.write(notebook, folder / f"{name}.ipynb")
-        screenings[name] = Screening(name, "", changes, flags)
+        screenings[name] = Screening(name, Outcome.PENDING, changes, flags)
         notebooks[name] = dict(sanitised)
     return Staged(notes, screenings, notebooks)
 

@@ -23,15 +23,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from instructor.classroom.worker import (
     NOT_RUN_OUTCOMES,
-    STUDENT_VIEW,
     ZERO_OUTCOMES,
     ExecutionResult,
-    GraderEnvironmentError,
     Outcome,
     ZeroedTest,
     ZeroKind,
@@ -39,30 +38,6 @@ from instructor.classroom.worker import (
 
 if TYPE_CHECKING:
     pass
-
-__all__ = [
-    "AWAITING",
-    "AWAITING_OUTCOME",
-    "CellGrade",
-    "ExecutionResult",
-    "GRADED",
-    "GraderEnvironmentError",
-    "HandIn",
-    "HandInSummary",
-    "MANUAL_OUTCOMES",
-    "NOT_RUN_OUTCOMES",
-    "NotebookSummary",
-    "Outcome",
-    "STUDENT_VIEW",
-    "Screening",
-    "UNANSWERED",
-    "ZERO_OUTCOMES",
-    "ZeroKind",
-    "ZeroedTest",
-    "attention",
-    "cell_outcome",
-    "zero_reason",
-]
 
 
 @dataclass(frozen=True)
@@ -81,24 +56,44 @@ class Screening:
     """One expected notebook of a hand-in, read and checked before anything runs."""
 
     name: str
-    outcome: str = ""
-    """``""`` (to be executed), ``missing`` or ``unreadable``."""
+    outcome: Outcome = Outcome.PENDING
+    """:attr:`~Outcome.PENDING` (to be executed), ``MISSING`` or ``UNREADABLE``."""
     notes: tuple[str, ...] = ()
     """What the student changed in the released notebook, or why it is not gradable."""
     flags: tuple[str, ...] = ()
     """Suspicious code outside the test cells."""
 
 
-AWAITING = "awaiting"
-"""``CellGrade.manual`` of an answer nbgrader left for a grader, not graded yet."""
+class Manual(StrEnum):
+    """Where a cell graded by hand (a written answer) stands (``CellGrade.manual``)."""
+
+    AWAITING = "awaiting"
+    """An answer nbgrader left for a grader, not graded yet."""
+    GRADED = "graded"
+    """A grader scored it by hand (formgrader's manual score)."""
+    UNANSWERED = "unanswered"
+    """Left as released: nbgrader's 0, no grader needed."""
 
 
-GRADED = "graded"
-"""``CellGrade.manual`` of a cell a grader scored by hand (formgrader's manual score)."""
+class CellOutcome(StrEnum):
+    """A graded cell's outcome in ``grades.csv`` (:func:`cell_outcome`)."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    NOT_RUN = "not run"
+    ZEROED = "zeroed"
+    """Scored 0 by the grader itself (a broken protocol, a call stopped at its limit)."""
+    AWAITING = "awaiting manual grading"
+    GRADED = "graded by hand"
+    UNANSWERED = "unanswered"
 
 
-UNANSWERED = "unanswered"
-"""``CellGrade.manual`` of a written answer left as released: nbgrader's 0, no grader needed."""
+MANUAL_OUTCOMES = {
+    Manual.AWAITING: CellOutcome.AWAITING,
+    Manual.GRADED: CellOutcome.GRADED,
+    Manual.UNANSWERED: CellOutcome.UNANSWERED,
+}
+"""The outcome of a cell graded by hand, by where it stands."""
 
 
 @dataclass(frozen=True)
@@ -109,27 +104,26 @@ class CellGrade:
     score: float | None
     """None while the cell awaits a grader (not a 0)."""
     max_score: float | None
-    manual: str = ""
-    """``""`` (scored by the autograder), :data:`AWAITING`, :data:`GRADED` or
-    :data:`UNANSWERED`: a cell graded by hand (a written answer), as it stands."""
+    manual: Manual | None = None
+    """None for a cell the autograder scored; where a cell graded by hand stands."""
 
     @property
     def awaiting(self) -> bool:
-        return self.manual == AWAITING
+        return self.manual == Manual.AWAITING
 
     def to_json(self) -> list[Any]:
         return [self.score, self.max_score, *([self.manual] if self.manual else [])]
 
     @classmethod
     def from_json(cls, cell: str, data: list[Any]) -> CellGrade:
-        return cls(cell, data[0], data[1], data[2] if len(data) > 2 else "")
+        return cls(cell, data[0], data[1], Manual(data[2]) if len(data) > 2 else None)
 
 
 @dataclass(frozen=True)
 class NotebookSummary:
     """What happened to one notebook of a hand-in."""
 
-    outcome: str = ""
+    outcome: Outcome = Outcome.PENDING
     notes: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()
     zeroed: tuple[ZeroedTest, ...] = ()
@@ -205,7 +199,7 @@ class NotebookSummary:
         executed = "seconds" in data
         cells = data.get("cells")
         return cls(
-            outcome=data["outcome"],
+            outcome=Outcome(data["outcome"]),
             notes=tuple(data.get("notes", ())),
             flags=tuple(data.get("flags", ())),
             zeroed=tuple(_zeroed(t, v) for t, v in data.get("zeroed", {}).items()),
@@ -286,34 +280,23 @@ def _zeroed(test: str, value: Any) -> ZeroedTest:
     return ZeroedTest(test, str(value))
 
 
-AWAITING_OUTCOME = "awaiting manual grading"
-
-
-MANUAL_OUTCOMES = {
-    AWAITING: AWAITING_OUTCOME,
-    GRADED: "graded by hand",
-    UNANSWERED: "unanswered",
-}
-"""``grades.csv``'s outcome of a cell graded by hand, by ``CellGrade.manual``."""
-
-
-def cell_outcome(record: NotebookSummary, grade: CellGrade) -> str:
+def cell_outcome(record: NotebookSummary, grade: CellGrade) -> CellOutcome:
     """``passed``, ``failed``, ``not run`` or ``zeroed``, or for a cell graded by hand
     ``awaiting manual grading``, ``graded by hand`` or ``unanswered``: see
     :mod:`.reports`."""
-    missing = grade.manual == UNANSWERED and record.outcome in NOT_RUN_OUTCOMES
+    missing = grade.manual == Manual.UNANSWERED and record.outcome in NOT_RUN_OUTCOMES
     if grade.manual and not missing:  # a missing notebook's written answer: "not run"
         return MANUAL_OUTCOMES[grade.manual]
     if grade.score is not None and grade.max_score is not None and grade.score >= grade.max_score:
-        return "passed"
+        return CellOutcome.PASSED
     zeroed = {z.test: z.kind for z in record.zeroed}
     if record.outcome in NOT_RUN_OUTCOMES or zeroed.get(grade.cell) == ZeroKind.NOT_RUN:
-        return "not run"
+        return CellOutcome.NOT_RUN
     if grade.score is None:
-        return "not run"
+        return CellOutcome.NOT_RUN
     if grade.cell in zeroed:
-        return "zeroed"
-    return "failed"
+        return CellOutcome.ZEROED
+    return CellOutcome.FAILED
 
 
 def zero_reason(record: NotebookSummary) -> str:
@@ -326,7 +309,7 @@ def zero_reason(record: NotebookSummary) -> str:
     if record.imports_error:
         return f"its imports cell failed ({record.imports_error})"
     outcomes = {cell_outcome(record, grade) for grade in record.cells or () if not grade.manual}
-    if outcomes == {"not run"}:
+    if outcomes == {CellOutcome.NOT_RUN}:
         return "no test cell ran"
     return ""
 
@@ -337,7 +320,7 @@ def attention(summary: HandInSummary) -> list[str]:
     if summary.error:
         lines.append(summary.error)
     for name, record in summary.notebooks.items():
-        if record.outcome not in (Outcome.OK, ""):
+        if record.outcome not in (Outcome.OK, Outcome.PENDING):
             lines.append(f"{name}: {record.outcome}")
         if record.imports_error:
             lines.append(

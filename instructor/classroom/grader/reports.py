@@ -146,38 +146,6 @@ if TYPE_CHECKING:
 
     pass
 
-__all__ = [
-    "COURSE_TOTAL",
-    "CopyPair",
-    "DEFAULT_MIN_LENGTH",
-    "DEFAULT_THRESHOLD",
-    "FORMGRADER",
-    "Fingerprint",
-    "GRADES_HEADER",
-    "REFERENCE_STUDENT",
-    "TOTALS_HEADER",
-    "awaiting_lines",
-    "awaiting_manual",
-    "best_effort_checks",
-    "canonical_tree",
-    "copy_report",
-    "course_copies",
-    "finals",
-    "fingerprint",
-    "grade_table",
-    "graded_answers",
-    "integrity_markdown",
-    "near_copies",
-    "normalise_code",
-    "run_lines",
-    "similarity",
-    "totals",
-    "write_exports",
-    "write_grades_csv",
-    "write_reports",
-    "write_totals_csv",
-]
-
 
 def write_reports(
     folder: Path,

@@ -30,7 +30,7 @@ import os
 import sys
 import threading
 
-__all__ = ["REPORT_PREFIX", "check", "install"]
+__all__ = ["REPORT_PREFIX"]
 
 REPORT_PREFIX = "__grader_guard__ "
 """Starts the line :func:`check` prints (the grader reads it: :mod:`.session`)."""

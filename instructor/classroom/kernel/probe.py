@@ -2,7 +2,7 @@
 
 One probe is one request folder (:mod:`.wire`): the grader writes a :class:`Request` as its
 ``message.json``, with the arrays next to it, and runs ``__grader_probe__.answer(folder)``
-in the kernel; the kernel (:mod:`.probe`) writes a :class:`Reply` into the folder's
+in the kernel; the kernel (:mod:`.judge`) writes a :class:`Reply` into the folder's
 ``response/``. Both sides use these classes, and :meth:`Reply.from_json` trusts nothing: a
 reply that is not exactly this shape raises :class:`.wire.WireError` (the submission broke
 the protocol).
@@ -37,7 +37,7 @@ import torch
 from instructor.classroom.kernel import wire
 from instructor.classroom.kernel.wire import MAX_TEXT, WireError
 
-__all__ = ["Measure", "Op", "Reply", "Request", "Status", "answer", "rebuild"]
+__all__ = ["Measure", "Op", "Reply", "Request", "Status"]
 
 
 class Op(StrEnum):
@@ -141,7 +141,7 @@ class Reply:
             "status": str(self.status),
             "value": self.value,
             "measured": self.measured,
-            "mutated": [[index, record] for index, record in self.changed],
+            "changed": [[index, record] for index, record in self.changed],
         }
 
     @classmethod
@@ -159,7 +159,7 @@ class Reply:
         measured = data.get("measured", {})
         if not isinstance(measured, dict):
             raise WireError("measurements that are not a JSON object")
-        changed = data.get("mutated", [])
+        changed = data.get("changed", [])
         if not isinstance(changed, list) or not all(
             isinstance(p, list) and len(p) == 2 and type(p[0]) is int for p in changed
         ):

@@ -1,6 +1,6 @@
 """Values as plain data, for the probes between the grader and a student's kernel.
 
-A probe (:mod:`.judge`, :mod:`.probe`) sends a graded function's inputs into the
+A probe (:mod:`.judge`, :mod:`.judge`) sends a graded function's inputs into the
 sandboxed kernel and its outputs back. Both directions use this format, and nothing else:
 
 * a folder holding ``message.json`` and one ``.npy`` file per array;
@@ -25,7 +25,7 @@ A record (:meth:`.wire.Writer.module`) names the module's class and carries its 
 attributes, parameters, buffers and children. The reading side builds the module from it
 and then fills it (:func:`fill_module`), which refuses anything but data:
 
-* the kernel (:func:`.probe.rebuild`) rebuilds a module the grader sent as the class
+* the kernel (:func:`.judge.rebuild`) rebuilds a module the grader sent as the class
   it names (:func:`known_layer`), or from the test cell's source;
 * the grader (:func:`.judge.stand_in`) never builds a real class from a kernel's record: the
   class name is the student's to choose. A kernel's module is a stand-in whose ``forward``
@@ -48,21 +48,6 @@ from typing import Any
 
 import numpy as np
 import torch
-
-__all__ = [
-    "KNOWN_MODULES",
-    "MAX_ARRAY_BYTES",
-    "MESSAGE",
-    "Opaque",
-    "Reader",
-    "WireError",
-    "Writer",
-    "fill_module",
-    "is_plain",
-    "known_layer",
-    "read_message",
-]
-
 
 MESSAGE = "message.json"
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
@@ -302,7 +287,7 @@ class Reader:
     tracked: list[Any] = field(default_factory=list)
     modules: Callable[[dict], Any] | None = None
     """Turns a ``module`` or ``module_ref`` record into a module (each side has its own:
-    :func:`.judge.stand_in`, :func:`.probe.rebuild`); without it they are refused."""
+    :func:`.judge.stand_in`, :func:`.judge.rebuild`); without it they are refused."""
 
     def array(self, name: Any) -> np.ndarray:
         if not isinstance(name, str) or not name.endswith(".npy") or "/" in name or name[0] == ".":

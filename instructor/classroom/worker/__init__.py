@@ -14,12 +14,12 @@ from enum import StrEnum
 from typing import Any
 
 __all__ = [
-    "NOT_RUN_OUTCOMES",
-    "STUDENT_VIEW",
-    "ZERO_OUTCOMES",
     "ExecutionResult",
     "GraderEnvironmentError",
+    "NOT_RUN_OUTCOMES",
     "Outcome",
+    "STUDENT_VIEW",
+    "ZERO_OUTCOMES",
     "ZeroKind",
     "ZeroedTest",
 ]
@@ -39,12 +39,16 @@ class GraderEnvironmentError(RuntimeError):
 
 
 class Outcome(StrEnum):
-    """How one notebook's grading ended (``NotebookSummary.outcome``; ``""``: not decided yet,
-    a notebook staged but not executed)."""
+    """How one notebook's grading ended (``NotebookSummary.outcome``), and how a kernel
+    stopped during a test (``TestVerdict.stopped``: :attr:`TIME_LIMIT` or :attr:`KERNEL_DIED`)."""
 
+    PENDING = ""
+    """Not decided yet: a notebook staged, not executed. Its value is the empty text that
+    state files and reports written before this member existed hold."""
     OK = "ok"
     TIME_LIMIT = "time limit"
-    """The notebook ran past its wall-clock limit; the cells after it did not run."""
+    """The notebook (or a call in a test) ran past its wall-clock limit; the cells after it
+    did not run."""
     KERNEL_DIED = "kernel died"
     GRADER_ERROR = "grader error"
     """The grader's own machinery failed (twice); no test cell counts."""

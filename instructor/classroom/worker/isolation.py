@@ -80,26 +80,7 @@ from pathlib import Path
 
 import psutil
 
-__all__ = [
-    "Base",
-    "CONTROLLERS",
-    "KernelCgroup",
-    "Layout",
-    "Limits",
-    "children",
-    "copy_font_cache",
-    "isolation",
-    "isolation_note",
-    "kernel_cgroup",
-    "kernel_cgroup_for",
-    "kernel_environment",
-    "layout",
-    "reaped",
-    "rlimits",
-    "sandbox_command",
-    "sandbox_uid",
-    "zygote_command",
-]
+__all__ = ["Limits", "isolation_note"]
 
 
 FIRST_UID = 61000

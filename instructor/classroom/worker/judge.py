@@ -3,7 +3,7 @@
 The class grader runs each test cell in its own process (:mod:`.judge`), never in the
 student's kernel. There, the names of the graded functions are bound to
 :class:`RemoteFunction` objects: calling one writes the inputs as plain data (:mod:`.wire`),
-makes the kernel run the student's function on them (:mod:`.probe`) and reads the
+makes the kernel run the student's function on them (:mod:`.judge`) and reads the
 outputs back. So the expected answers, the comparisons and the diagnostic messages all stay
 in the grader, and what the kernel sends back can only be data:
 
@@ -91,23 +91,7 @@ from instructor import anatomy
 from instructor.classroom.kernel import wire
 from instructor.classroom.kernel import wire as module_records
 from instructor.classroom.kernel.probe import Measure, Op, Reply, Request, Status
-
-__all__ = [
-    "BEST_EFFORT",
-    "ChangedInput",
-    "Channel",
-    "DECIDED_OUTSIDE",
-    "KernelGone",
-    "ProbeError",
-    "ProbeTimeout",
-    "RemoteFunction",
-    "RemoteModule",
-    "TestVerdict",
-    "free_names",
-    "run_test",
-    "sendable_classes",
-    "stand_in",
-]
+from instructor.classroom.worker import Outcome
 
 
 class ProbeError(GraderStop):
@@ -191,7 +175,7 @@ class Channel:
     count: itertools.count = field(default_factory=itertools.count)
     calls: int = 0
     measured: list[Measure] = field(default_factory=list)
-    """The in-kernel measurements asked for (:class:`.probe.Measure`), in order."""
+    """The in-kernel measurements asked for (:class:`.judge.Measure`), in order."""
     sources: Callable[[type], str | None] | None = None
     """The source of a class the test cell defines, for a module of it sent as an input."""
     changed: list[ChangedInput] = field(default_factory=list)
@@ -452,8 +436,8 @@ class TestVerdict:
     best_effort: list[str] = field(default_factory=list)
     broken_protocol: str = ""
     """Why the kernel's answers were refused ("" when they were not)."""
-    stopped: str = ""
-    """"time limit" or "kernel died" when the grader stopped the test."""
+    stopped: Outcome | None = None
+    """:attr:`Outcome.TIME_LIMIT` or :attr:`Outcome.KERNEL_DIED` when the test was stopped."""
 
 
 def free_names(source: str) -> list[str]:
@@ -590,10 +574,10 @@ def run_test(source: str, test_id: str, channel: Channel, probe_seconds: float) 
         if channel.changed:
             raise checks.modified_in_place(channel.changed[0].describe())
     except ProbeTimeout as stopped:
-        verdict.stopped = "time limit"
+        verdict.stopped = Outcome.TIME_LIMIT
         error = _error("GraderTimeLimit", f"the grader stopped {test_id}: {stopped}")
     except KernelGone as gone:
-        verdict.stopped = "kernel died"
+        verdict.stopped = Outcome.KERNEL_DIED
         error = _error("KernelDied", f"the kernel died during {test_id}: {gone}")
     except ProbeError as broken:
         verdict.broken_protocol = str(broken)

@@ -100,19 +100,7 @@ from instructor.classroom.worker.zygote import (
 )
 from instructor.paths import SOLUTIONS
 
-__all__ = [
-    "GraderEnvironmentError",
-    "GradingClient",
-    "INSTALL_HINT",
-    "KernelSession",
-    "STUDENT_VIEW",
-    "SandboxedKernelManager",
-    "TimeLimit",
-    "check_kernel_environment",
-    "execute_notebook",
-    "grading_client",
-    "unexecuted",
-]
+__all__ = ["check_kernel_environment", "execute_notebook", "unexecuted"]
 
 
 INSTALL_HINT = (
@@ -218,9 +206,10 @@ class GradingClient(NotebookClient):
             return None
         return super().output(outs, msg, display_id, cell_index)
 
-    async def async_execute_graded(self, judge: Any, student_view: bool = False) -> None:
+    async def async_execute_graded(self, judge: KernelSession, student_view: bool = False) -> None:
         """Execute the notebook's cells in the kernel, except test cells: for each of those,
-        ``await judge(index, cell)``, which decides it outside the kernel.
+        ``await judge.judge(index, cell)``, which decides it outside the kernel
+        (after :meth:`KernelSession.handshake`, before the first cell).
 
         With ``student_view``, each test cell first runs in the kernel too, as in the
         student's notebook; its outputs are kept in the cell's metadata
@@ -230,14 +219,14 @@ class GradingClient(NotebookClient):
         async with self.async_setup_kernel():
             assert self.kc is not None
             await self.async_wait_for_reply(await ensure_async(self.kc.kernel_info()))
-            await judge(None, None)
+            await judge.handshake()
             for index, cell in enumerate(self.nb.cells):
                 if anatomy.is_test_cell(cell):
                     if student_view:
                         await self.async_execute_cell(cell, index, execution_count=None)
                         cell.metadata[STUDENT_VIEW] = cell.outputs
                         cell.outputs = []
-                    await judge(index, cell)
+                    await judge.judge(index, cell)
                 else:
                     await self.async_execute_cell(
                         cell, index, execution_count=self.code_cells_executed + 1
@@ -388,18 +377,20 @@ class KernelSession:
             future.cancel()
             raise KernelGone("the grader lost the kernel") from None
 
-    async def judge(self, index: int | None, cell: NotebookNode | None) -> None:
-        """Judge the test cell ``cell`` (``None``: the handshake before the first cell)."""
+    async def handshake(self) -> None:
+        """Before the first cell: the kernel must have loaded the grader's guard and probe."""
         self.loop = asyncio.get_running_loop()
-        if cell is None:
-            await self.loop.run_in_executor(self.tests, _handshake, self.channel)
-            return
+        await self.loop.run_in_executor(self.tests, _handshake, self.channel)
+
+    async def judge(self, index: int, cell: NotebookNode) -> None:
+        """Judge the test cell ``cell``, the notebook's cell ``index``."""
+        self.loop = asyncio.get_running_loop()
         verdict = await self.loop.run_in_executor(
             self.tests, run_test, cell.source, anatomy.grade_id(cell), self.channel, self.seconds
         )
         cell.outputs = verdict.outputs
         self.verdicts[index] = verdict
-        if verdict.stopped == "kernel died":
+        if verdict.stopped == Outcome.KERNEL_DIED:
             raise DeadKernelError("the kernel died during a test")
 
     def close(self) -> None:
@@ -520,7 +511,7 @@ async def _run(
 ) -> Outcome:
     try:
         await asyncio.wait_for(
-            client.async_execute_graded(session.judge, student_view),
+            client.async_execute_graded(session, student_view),
             timeout=limits.wall_seconds,
         )
     except TimeoutError:
@@ -699,7 +690,7 @@ def _judge(
         elif verdict.broken_protocol:
             reason = f"{test}: the notebook broke the probe protocol ({verdict.broken_protocol})"
             zeroed.append(ZeroedTest(test, reason, ZeroKind.BROKEN_PROTOCOL))
-        elif verdict.stopped == "time limit":
+        elif verdict.stopped == Outcome.TIME_LIMIT:
             reason = f"{test}: the grader stopped a call at its time limit"
             zeroed.append(ZeroedTest(test, reason, ZeroKind.STOPPED))
         if verdict is not None:

@@ -76,17 +76,7 @@ from instructor.classroom.worker.isolation import (
     zygote_command,
 )
 
-__all__ = [
-    "ForkedKernel",
-    "PRELOADED",
-    "READY",
-    "Zygote",
-    "ZygoteError",
-    "ZygoteProvisioner",
-    "serve",
-    "zygote_available",
-    "zygote_for_worker",
-]
+__all__ = ["zygote_available"]
 
 
 READY = "zygote ready"

@@ -40,8 +40,8 @@ def test_replies_read_back_as_written() -> None:
         ({"status": "raised", "types": "ValueError", "message": "x"}, "without types"),
         ({"status": "raised", "types": ["ValueError"]}, "without types"),
         ({"status": "returned", "value": None, "measured": []}, "not a JSON object"),
-        ({"status": "returned", "value": None, "mutated": [["0", {}]]}, "pairs"),
-        ({"status": "returned", "value": None, "mutated": {"0": {}}}, "pairs"),
+        ({"status": "returned", "value": None, "changed": [["0", {}]]}, "pairs"),
+        ({"status": "returned", "value": None, "changed": {"0": {}}}, "pairs"),
     ],
 )
 def test_a_reply_of_another_shape_is_refused(data: dict, refused: str) -> None:

@@ -6,10 +6,10 @@ import pickle
 from dataclasses import replace
 
 from instructor.classroom.grader.records import (
-    AWAITING,
     CellGrade,
     ExecutionResult,
     HandInSummary,
+    Manual,
     NotebookSummary,
     Screening,
     ZeroedTest,
@@ -65,7 +65,7 @@ def test_the_json_form_is_the_resume_state_format() -> None:
     assert scored.to_json()["cells"] == {"t": [2.0, 3.0]}
     assert HandInSummary.from_json(data) == summary
     assert NotebookSummary.from_json(scored.to_json()) == scored
-    manual = replace(scored, cells=(CellGrade("w", None, 2.0, AWAITING),))
+    manual = replace(scored, cells=(CellGrade("w", None, 2.0, Manual.AWAITING),))
     assert manual.to_json()["cells"] == {"w": [None, 2.0, "awaiting"]}
     assert NotebookSummary.from_json(manual.to_json()) == manual
 

@@ -9,11 +9,9 @@ from pathlib import Path
 
 from instructor import anatomy
 from instructor.classroom.grader.records import (
-    AWAITING,
-    GRADED,
-    UNANSWERED,
     CellGrade,
     HandInSummary,
+    Manual,
     NotebookSummary,
     ZeroedTest,
     ZeroKind,
@@ -285,9 +283,9 @@ def test_totals_per_assignment_and_over_the_course(tmp_path: Path) -> None:
 def test_a_written_answer_awaiting_its_grader_is_pending_not_zero(tmp_path: Path) -> None:
     cells = [
         CellGrade("test_a", 3.0, 3.0),
-        CellGrade("written_a", None, 2.0, AWAITING),
-        CellGrade("written_b", 1.5, 2.0, GRADED),
-        CellGrade("written_c", 0.0, 2.0, UNANSWERED),
+        CellGrade("written_a", None, 2.0, Manual.AWAITING),
+        CellGrade("written_b", 1.5, 2.0, Manual.GRADED),
+        CellGrade("written_c", 0.0, 2.0, Manual.UNANSWERED),
     ]
     bob = HandInSummary("bob", "x", notebooks={"x": _notebook(cells=cells)})
     record = bob.notebooks["x"]

@@ -14,9 +14,9 @@ import pytest
 from nbconvert import HTMLExporter
 
 from instructor import anatomy
+from instructor.classroom.grader.feedback import inert_markdown
 from instructor.classroom.grader.pipeline import ClassGrader
-from instructor.classroom.grader.records import AWAITING
-from instructor.classroom.sanitise import inert_markdown
+from instructor.classroom.grader.records import Manual
 from instructor.classroom.worker.isolation import Limits
 from instructor.scratch_course import ScratchCourse
 from support.cells import written_answer_cell
@@ -57,7 +57,7 @@ def test_the_script_gains_nothing_and_still_awaits_a_grader(graded: dict) -> Non
     assert scripted.score == plain.score > 0
     for summary in (plain, scripted):
         (cell,) = [c for c in summary.notebooks[ASSIGNMENT].cells if c.cell == WRITTEN]
-        assert cell.manual == AWAITING, summary
+        assert cell.manual == Manual.AWAITING, summary
 
 
 def test_formgrader_and_the_feedback_show_the_answer_as_text(graded: dict) -> None:
