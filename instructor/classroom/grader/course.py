@@ -1,57 +1,26 @@
-"""The nbgrader course the class grader works on: its configuration, API and gradebook.
+"""The nbgrader course the class grader works on: configuration, gradebook, late policy, state.
 
-:class:`NbgraderCourse` reads the course's ``nbgrader_config.py`` (with the gradebook URL
-given on the command line, if any) and offers what the other parts need from nbgrader:
-the API (autograde, feedback), the gradebook, the released notebooks, and nbgrader's own
-sanitising preprocessors run on one notebook. Its :attr:`~NbgraderCourse.recording_api`
-is the API whose ``autograde`` replays the sandboxed outputs (:mod:`.pipeline`) on the staged
-copies instead of executing the notebooks.
-
-:meth:`~NbgraderCourse.register` makes any gradebook, an empty one included, know an
-assignment as its source (``solutions/``) defines it: nbgrader's own ``generate_assignment``
-with the grader's gradebook URL and a temporary release folder (the course's ``notebooks/``
-is never written), then the assignment's due date (:class:`.course.Deadlines`).
-
-Due dates and late penalties, configured in ``autograder/nbgrader_config.py``.
-
-nbgrader computes lateness itself: ``autograde`` reads each hand-in's ``timestamp.txt``
-against its assignment's ``duedate`` in the gradebook, and its ``AssignLatePenalties``
-step asks the ``LateSubmissionPlugin`` configured as ``AssignLatePenalties.plugin_class``
-what to take off each notebook (nbgrader caps it at the notebook's score). This module adds:
-
-- :class:`Deadlines`: the due date of each assignment (``c.Deadlines.due_dates``), which
-  the class grader writes into the gradebook (nbgrader's ``Assignment.duedate``) before
-  grading;
-- :class:`PerHourPenalty`: a late-submission plugin taking a share of the notebook's score
-  per started hour late (``c.PerHourPenalty.percent_per_hour``), after an optional grace
-  period.
-
-nbgrader's own plugin (``penalty_method = "none"`` or ``"zero"``) works as ever.
-
-What the reports read from nbgrader's gradebook: scores (a grader's manual score
-included), late penalties and student names.
-
-The gradebook, watched while a run grades: a change the grader did not make is an error.
-
-Without bubblewrap a kernel runs as the grader's user and can reach the gradebook (the
-guide says so); :mod:`.isolation` ends what a kernel leaves running, and this module checks
-the result. :class:`GradebookWatch` reads every score of the run's assignments before
-grading (``auto_score``, ``manual_score``, ``extra_credit`` per student, notebook and
-cell), takes in what the grader records itself, and compares the gradebook with it before
-each recording and once all kernels have ended: a difference raises
-:class:`GradebookChanged`, which names every changed score, before anything is reported.
-
-The class grader's resume state: one JSON summary per recorded hand-in.
-
-``.grading/state/<assignment>/<student>.json`` is written once a hand-in is recorded in the
-gradebook. A hand-in whose fingerprint is the one of its state is not graded again (unless
-forced), so an interrupted run picks up where it stopped; the reports are written from
-these summaries.
-
-The fingerprint covers the submission (every file of its folder) *and* what grades it
-(:func:`grading_context`): the released notebooks, the graded cells of the source (tests
-and points), the gradebook's URL, the due date and the late-penalty configuration. Change
-any of these and the assignment's hand-ins are graded again.
+- :class:`NbgraderCourse` reads the course's ``nbgrader_config.py`` (the gradebook URL of
+  the command line, if any) and offers nbgrader's API, gradebook, released notebooks and
+  sanitising preprocessors. Its :attr:`~NbgraderCourse.recording_api`'s ``autograde``
+  replays the sandboxed outputs on the staged copies (:class:`.pipeline.ReplayExecute`).
+  :meth:`~NbgraderCourse.register` makes any gradebook, an empty one included, know an
+  assignment as ``solutions/`` defines it (nbgrader's ``generate_assignment`` into a
+  temporary release folder), with its due date.
+- :class:`Deadlines` (``c.Deadlines.due_dates``) and :class:`PerHourPenalty`, a
+  ``LateSubmissionPlugin`` taking a share of a notebook's score per started hour late
+  (``c.PerHourPenalty.percent_per_hour``), after an optional grace period; nbgrader itself
+  reads ``timestamp.txt`` against the due date and caps the penalty at the score.
+- What the reports read back from the gradebook (:func:`from_gradebook`,
+  :func:`late_penalties`, :func:`student_names`): a grader's manual score included.
+- :class:`GradebookWatch`: every score of the run's assignments read before grading and
+  compared before each recording and once all kernels have ended; a change the grader did
+  not make raises :class:`GradebookChanged` (without bubblewrap a kernel could reach the
+  gradebook).
+- :class:`ResumeState`: ``.grading/state/<assignment>/<student>.json``, written once a
+  hand-in is recorded. Its fingerprint covers the submission's files and what grades it
+  (:func:`grading_context`: released notebooks, tests and points, gradebook URL, due date,
+  late policy); a hand-in with the same fingerprint is not graded again unless forced.
 """
 
 from __future__ import annotations

@@ -1,82 +1,34 @@
-"""Feedback HTML for the recorded hand-ins: nbgrader's own ``generate_feedback``.
+"""Feedback HTML that shows no hidden test, and a student's notebook made inert for the
+instructor's browser.
 
-The HTML never shows a hidden test, and nothing the student wrote runs in it:
-:func:`feedback_for` adds :class:`.feedback.RedactFeedback` and
-:class:`.feedback.SanitiseNotebook` to nbgrader's ``GenerateFeedback`` preprocessors
-(:func:`.feedback.feedback_config`) on the API it uses.
+:func:`feedback_for` is nbgrader's own ``generate_feedback`` with two preprocessors added
+(:func:`feedback_config`; ``config.merge(feedback_config())`` wires them into any nbgrader
+configuration). Feedback only reads the gradebook and the autograded notebooks, so the
+embedded cluster's workers write it in parallel; with a remote scheduler it is written here.
 
-Feedback only reads the gradebook and the autograded notebooks, so with the embedded
-cluster (this machine) the Dask workers write it in parallel; with a remote scheduler
-(whose workers may not see the course folder) it is written here, one after another.
+:class:`RedactFeedback` rewrites each test cell of the notebook being rendered (never the
+autograded file): its source becomes its visible part and a line saying hidden tests ran;
+every traceback and printed output loses the lines that quote hidden code (the error's last
+line is kept whole); long output lines wrap.
 
-Feedback that never shows a hidden test: a preprocessor for nbgrader's ``generate_feedback``.
+:class:`SanitiseNotebook` (also on every autograded notebook, through
+``Autograde.autograde_preprocessors``) rewrites what the student controls so that none of
+it can act, and keeps it readable (:func:`sanitise_notebook`):
 
-nbgrader 0.9 writes the feedback HTML from the autograded notebook, whose test cells hold
-their hidden tests again (``### BEGIN HIDDEN TESTS`` ... and the reference checks in them),
-and whose tracebacks quote the lines that failed, hidden ones included. Its
-``GenerateFeedback`` converter runs the preprocessors of its ``preprocessors`` trait on each
-notebook before the HTML exporter renders it; :class:`RedactFeedback`, added last to that
-list (:func:`feedback_config`), rewrites each test cell of the notebook it renders (never the
-autograded file itself):
+- a markdown cell or ``text/markdown`` output that is *plain* stays byte for byte
+  (:func:`markdown_is_plain`: no raw HTML, links and images only to ``http``, ``https``,
+  ``mailto``, a relative URL or an attachment, as ammonia (``nh3``) judges each URL, no
+  ``mermaid`` block, no MathJax command of :data:`TEX_ACTIVE`); anything else is shown as
+  its text in a fenced block under :data:`SHOWN_AS_TEXT` (:func:`inert_markdown`);
+- a ``text/html`` output is cleaned by ammonia (:func:`clean_html`: formatting tags only,
+  no ``on*=`` or ``style``, links to ``http``, ``https``, ``mailto``), or dropped for its
+  text when it holds a command of :data:`TEX_ACTIVE`; base64 images and a widget view that
+  is only a model id are kept; ``application/javascript``, SVG and anything unknown are
+  dropped, with a ``text/plain`` line saying so;
+- image sizes only as numbers, no output ``filenames`` or ``isolated``, attachments only
+  base64 images, a raw cell with a command of :data:`TEX_ACTIVE` put in ``<pre>``.
 
-- the cell's source becomes its visible part (``anatomy.visible_part``) and a comment line
-  saying that hidden tests ran;
-- every traceback and printed output of the cell loses the lines that quote hidden code:
-  numbered source lines of the test cell's own frame (``Cell In[n], line k``) past the
-  visible part, and anywhere, a line whose code is a line of the hidden part (a ``...``
-  line says where lines were taken out). The error's last line (``Error: message``) is
-  kept whole;
-- the page gets a style rule that wraps long output lines (``white-space: pre-wrap``), so
-  the error message is read whole instead of cut off at the cell's right edge.
-
-Then :class:`.feedback.SanitiseNotebook` makes what the student wrote inert (no script, no
-event handler, no active HTML: :mod:`.feedback`), on a notebook autograded before the class
-grader sanitised its autograded notebooks too.
-
-Wiring: ``config.merge(feedback_config())`` on the nbgrader configuration the API is built
-with (:mod:`.feedback` does it on the API it uses).
-
-A student's notebook made inert for the instructor's browser: no script, no event handler,
-no active HTML reaches the feedback HTML or the autograded notebook formgrader shows.
-
-nbconvert, which writes nbgrader's feedback and renders formgrader's view of an autograded
-notebook, puts a markdown cell's raw HTML, a ``text/html`` or ``text/markdown`` output and
-an ``application/javascript`` output into the page as they are, and its markdown keeps a
-``javascript:`` link (its renderer allows "harmful protocols") and a ```` ```mermaid ````
-block unescaped. :func:`sanitise_notebook` rewrites what the student controls so that none
-of it can act, and keeps it readable:
-
-- a markdown cell (or a ``text/markdown`` output) that is *plain* stays as it is: parsed by
-  nbconvert's own markdown parser (:func:`markdown_is_plain`), it holds no raw HTML, no
-  link or image to anything but ``http``, ``https``, ``mailto``, a relative URL or one of
-  the cell's image attachments (ammonia, ``nh3``, judges each URL nbconvert writes, as a
-  browser reads it), no ``mermaid`` block, and no MathJax command that makes a link or a
-  style (``\\href``, ``\\style``, ... :data:`TEX_ACTIVE`). Every released
-  instructions cell of the course is plain. Anything else is shown as its text, verbatim,
-  in a fenced code block under :data:`SHOWN_AS_TEXT` (:func:`inert_markdown`): what the
-  student wrote, read as written, never rendered;
-- a ``text/html`` output is cleaned by ammonia (``nh3``, :func:`clean_html`): only
-  formatting tags, no ``<script>``, ``<style>``, ``<iframe>``, ``<object>``, ``<embed>``,
-  ``<svg>``, no ``on*=`` or ``style`` attribute, links only to ``http``, ``https`` or
-  ``mailto``; one that holds a MathJax command of :data:`TEX_ACTIVE` is dropped for its
-  text;
-- a ``text/latex`` output with such a command is dropped; ``image/png``, ``image/jpeg``,
-  ``image/gif`` are kept when they are base64 (an image is drawn from a ``data:`` URL,
-  which runs nothing); a widget view is kept when it is only a model id (the widget state
-  it would need is removed from the notebook's metadata); every other kind
-  (``application/javascript``, ``image/svg+xml``, anything unknown) is dropped. An output
-  left with nothing to show gets a ``text/plain`` line saying what was removed;
-- an image's ``width`` and ``height`` are kept only as numbers (nbconvert writes them into
-  an unquoted attribute), output ``filenames`` and ``isolated`` are removed, a cell's
-  attachments keep only base64 images, an execution count is a number or nothing; a raw
-  cell (whose HTML nbconvert's templates clean themselves) with a command of
-  :data:`TEX_ACTIVE` is put in ``<pre>``, which MathJax skips.
-
-What is plain stays byte for byte the same, so an honest notebook is unchanged (and a
-notebook sanitised once is not changed again). Used by the class grader on every
-autograded notebook (``Autograde.autograde_preprocessors``, :mod:`.course`) and on
-every notebook feedback renders (:mod:`.feedback`); :class:`SanitiseNotebook`
-is the nbconvert preprocessor for both.
+An honest notebook is unchanged, and a notebook sanitised once is not changed again.
 """
 
 from __future__ import annotations

@@ -1,85 +1,31 @@
 """Grade every submission of one or more assignments: the pipeline behind ``make grade``.
 
-For each hand-in (``autograder/submitted/<student>/<assignment>/``):
+Read top-down, in the order of a run. :class:`ClassGrader` registers each assignment in the
+gradebook (:meth:`.NbgraderCourse.register`), then for each hand-in
+(``autograder/submitted/<student>/<assignment>/``):
 
-1. *stage* (this process, serial, light): read each notebook without trusting it, run
-   nbgrader's own sanitising preprocessors on it, note what the student changed
-   (:mod:`.pipeline`). This step, the fingerprint before it and the recording after run
-   inside one boundary per hand-in (:mod:`.pipeline`): whatever a hand-in holds, it
-   ends in its own 0 with the note ``unreadable: <why>``, and the run goes on;
-2. *execute* (in parallel: Dask workers, local by default): run it in a sandboxed kernel
-   and judge each test cell (:mod:`.session`);
-3. *record* (this process, serial, light): nbgrader's ``autograde`` converter, with its
-   ``Execute`` step replaced by :class:`.pipeline.ReplayExecute`, which takes the outputs of
-   step 2 (:mod:`.pipeline`). So the gradebook, the autograded notebooks and the feedback are
-   nbgrader's own.
+1. *find*: a hand-in already recorded with the same files and the same grading (release,
+   tests, points, gradebook, due date, late policy) is skipped unless ``force`` is given or
+   its student is named (:class:`.course.ResumeState`), so an interrupted run picks up
+   where it stopped;
+2. *stage* (this process, serial): :func:`stage` reads each notebook without trusting it
+   (:mod:`.integrity`), notes what the student changed, runs nbgrader's own sanitising
+   preprocessors and copies it to ``.grading/staged/``, with the two exchange files
+   nbgrader's ``autograde`` and ``generate_feedback`` carry on (:func:`exchange_files`);
+3. *execute and judge* (Dask workers, local by default; a remote scheduler's workers are
+   checked first, :func:`check_cluster`): a sandboxed kernel per notebook, each test cell
+   judged outside it (:mod:`instructor.classroom.worker.session`);
+4. *record* (this process, serial): :func:`record_hand_in` runs nbgrader's ``autograde``
+   with its ``Execute`` step replaced by :class:`ReplayExecute`, which pastes in the
+   outputs of step 3: the gradebook, the autograded notebooks and the feedback are
+   nbgrader's own;
+5. *report*: feedback HTML (:mod:`.feedback`), then once per run the grades CSVs and the
+   integrity report (:mod:`.reports`), their scores read again from the gradebook.
 
-Before that, each assignment is registered in the gradebook from its source if the
-gradebook lacks it or differs (:meth:`.NbgraderCourse.register`: any gradebook, an empty
-one included, with the configured due date). Then feedback HTML (:mod:`.feedback`), and
-once for the run the grades CSV and the integrity report (:mod:`.reports`), of the students
-whose folder is in ``submitted/``, their scores read from the gradebook: a written answer
-(graded by hand, in formgrader) is reported as awaiting its grader until it has a manual
-score, then with it (its feedback written again), without grading anything again. A
-hand-in already recorded with the same files *and* the
-same grading (release, tests, points, gradebook, due date, late policy) is skipped on the
-next run unless ``force`` is given or its student is named (:mod:`.course`), so an
-interrupted run picks up where it stopped. With a remote scheduler, its workers are checked
-first (:mod:`.pipeline`). nbgrader's configuration and API: :mod:`.course`.
-
-Staging one hand-in: read, check and sanitise its notebooks before anything runs.
-
-Each expected notebook is read without trusting it (:mod:`.integrity`), compared with the
-release, scanned for suspicious code and run through nbgrader's own sanitising
-preprocessors (test cells come back from the gradebook). The readable ones are copied to
-``.grading/staged/<student>/<assignment>/``, where the recording step's ``autograde`` reads
-them; students' files in ``submitted/`` are only ever read. The class grader runs
-:func:`stage` inside the hand-in's boundary (:mod:`.pipeline`): an exception here is
-that hand-in's ``unreadable``, never the run's end.
-
-Beside the notebooks, two files of nbgrader's exchange go along (:func:`exchange_files`):
-``timestamp.txt`` (lateness) and ``submission_secret.txt``, from which ``release_feedback``
-names the feedback a student's ``fetch_feedback`` looks for: nbgrader's ``autograde`` and
-``generate_feedback`` copy them on to ``autograded/`` and ``feedback/``.
-
-One boundary per hand-in: whatever a hand-in holds, the worst it can do is score 0.
-
-Every step of :class:`.pipeline.ClassGrader` that reads or stages a hand-in (its fingerprint,
-:func:`.pipeline.stage`, the recording through nbgrader) runs through :func:`contain`. An
-exception there, of any kind (a ``TypeError`` from metadata of an unexpected shape, a
-``RecursionError`` from a file nested too deep, an ``OSError`` from a file that cannot be
-read), becomes an :class:`Unreadable` for that hand-in alone: each of its notebooks scores
-0 with the note ``unreadable: <why>``, and the run goes on with the other students.
-
-What is not contained is what no hand-in causes: ``KeyboardInterrupt`` and ``SystemExit``
-(not :class:`Exception`), and the checks the grader makes between steps (the gradebook
-watch, the kernel environment), which run outside the boundary.
-
-Recording a hand-in with nbgrader's own ``autograde``, its execution replayed.
-
-:func:`record_hand_in` records one staged and executed hand-in and returns its summary.
-
-nbgrader's ``autograde`` converter runs ``Execute`` and then scores the outputs. The class
-grader's recording API (:attr:`.NbgraderCourse.recording_api`) puts
-:class:`.pipeline.ReplayExecute` in its place: the outputs are those of the sandboxed
-run (:mod:`.session`), handed to the preprocessor through its ``executed`` trait
-(nbgrader-style configuration) for one ``autograde`` call. So the gradebook, the
-autograded notebooks and the feedback are nbgrader's own.
-
-nbgrader's ``Execute`` preprocessor, replaced: the outputs come from the sandboxed run.
-
-The class grader's recording API (:attr:`.NbgraderCourse.recording_api`) puts
-:class:`ReplayExecute` where nbgrader's ``autograde`` runs ``Execute``; :mod:`.pipeline` hands
-it the executed notebooks (its ``executed`` trait, nbgrader-style configuration) for one
-``autograde`` call. One preprocessor per file, as nbgrader keeps its own.
-
-Checking a Dask cluster before grading on it (``--scheduler``).
-
-The workers of a remote scheduler run the notebooks: each must import the course
-(``instructor``, ``helpers``) from a checkout at the same path as this machine's, since the
-graded notebooks and the sandbox refer to it. :func:`check_cluster` finds out within seconds
-(workers present, a worker check run on each) and otherwise raises :class:`ClusterError` with what
-to do, instead of a run that waits forever or fails notebook by notebook.
+Steps 1, 2 and 4 run inside one boundary per hand-in (:func:`.records.contain`): whatever a
+hand-in holds, it ends in its own 0 with the note ``unreadable: <why>``, and the run goes
+on. What no hand-in causes (``KeyboardInterrupt``, the gradebook watch, the kernel
+environment check) runs outside it.
 """
 
 from __future__ import annotations

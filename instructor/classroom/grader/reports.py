@@ -1,113 +1,44 @@
-"""The class grader's reports, from the recorded summaries (:mod:`.course`).
-
-:func:`write_reports` writes them all; each job has its module: :mod:`.records` (what a
-cell and a hand-in came to), :mod:`.reports` (the CSVs and LMS exports),
-:mod:`.reports`, :mod:`.reports` (near copies) and :mod:`.course`.
+"""The class grader's reports, from the recorded summaries; :func:`write_reports` writes them.
 
 In ``reports/``:
 
 ``grades.csv``
-    student x notebook x graded cell: ``score``, ``max_score`` and the cell's ``outcome``:
-    ``passed`` (full marks), ``failed`` (it ran and raised: a wrong or missing answer),
-    ``not run`` (the notebook was missing, unreadable or stopped before the cell, or the
-    grader itself failed) or ``zeroed`` (the grader scored it 0 for what ``integrity.md``
-    says: a replaced check, a hidden error...). A cell graded by hand (a written answer):
-    ``awaiting manual grading`` (answered, no grader's score yet: the score is empty, not
-    0), ``graded by hand`` (the grader's score) or ``unanswered`` (left as released:
-    nbgrader's 0).
+    student x notebook x graded cell: ``score``, ``max_score`` and the cell's outcome
+    (:class:`.records.CellOutcome`: ``passed``, ``failed``, ``not run``, ``zeroed``, and for
+    a written answer ``awaiting manual grading`` with an empty score, ``graded by hand`` or
+    ``unanswered``).
 ``totals.csv``
-    one row per student and assignment, then one per student over the course (assignment
-    ``TOTAL``): ``score``, ``max_score``, ``late_penalty`` (nbgrader's
-    ``late_submission_penalty`` from the gradebook; empty when no gradebook was read) and
+    one row per student and assignment, then one per student over the course (``TOTAL``):
+    ``score``, ``max_score``, ``late_penalty`` (nbgrader's, from the gradebook) and
     ``final`` (score less the penalty, never below 0, as ``nbgrader export`` computes it).
-    An assignment the student did not hand in has its max and empty score and final; it
-    counts 0 in the total. ``awaiting_manual``: the points of answers that await a grader;
-    while there are any, ``score`` is the points so far and ``final`` is empty (no grade
-    yet, also in ``TOTAL`` and the LMS exports).
+    An assignment not handed in counts 0 in the total. ``awaiting_manual``: the points of
+    answers that await a grader; while there are any, ``final`` is empty (also in
+    ``TOTAL`` and the LMS exports).
 ``canvas.csv``, ``moodle.csv``, ``blackboard.csv``, ``moodle_worksheet_<assignment>.csv``
-    the ``final`` points of each assignment in each LMS's grade-import format
-    (:mod:`instructor.lms.export`), keyed on what each LMS matches, with the ids an LMS
-    download named (``lms_students.json``, :mod:`instructor.lms.roster`):
-    :func:`.reports.write_exports`.
+    each assignment's ``final`` points in each LMS's import format
+    (:mod:`instructor.lms.export`, with the ids an LMS download named:
+    :mod:`instructor.lms.roster`): :func:`write_exports`.
 ``integrity.md`` and ``integrity.json``
-    every hand-in an instructor should read, and why; the summaries themselves. Besides
-    what the grader saw (changed test cells, suspicious code, replaced checks), it flags a
-    failing imports cell, every notebook scored 0 for a reason other than wrong answers,
-    and near copies of ``solutions/`` or between students (:func:`.reports.copy_report`),
-    and lists the answers awaiting a grader (:func:`.reports.awaiting_manual`).
-    It ends with the best-effort checks of each notebook
-    (:func:`.reports.best_effort_checks`): rules measured inside the student's
-    kernel, the same for every student, flagging no one.
+    every hand-in an instructor should read, and why (:func:`.records.attention`), near
+    copies (:func:`copy_report`), the answers awaiting a grader (:func:`awaiting_manual`)
+    and each notebook's best-effort checks (:func:`best_effort_checks`); the summaries.
 
-Every CSV cell is written through :func:`instructor.lms.csv_safety.safe_cell`: a student id
-or name a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``, tab, carriage
-return) gets a leading ``'``; scores stay plain numbers. Such a student id is logged.
+Every CSV cell goes through :mod:`instructor.lms.csv_safety`. Every score comes from
+nbgrader's gradebook, read again when the reports are written
+(:func:`.course.from_gradebook`): a score given by hand in formgrader is in the next
+reports without grading anything again.
 
-Every score comes from nbgrader's gradebook, read again when the reports are written
-(:func:`.course.from_gradebook`): a score a grader gives by hand in formgrader is
-in the next reports without grading anything again.
-
-Plus the lines the grader logs at the end of a run (:func:`run_lines`,
-:func:`.reports.awaiting_lines`).
-
-``grades.csv``, ``totals.csv`` and the LMS exports: the grade tables (see :mod:`.reports`).
-
-Every CSV cell is written through :func:`instructor.lms.csv_safety.write_rows`.
-
-Near copies among the graded answers: of the public solutions, or of each other.
-
-The solutions are public, so the integrity report lists every pair of answers to one graded
-function (the solution cells, keyed by ``grade_id``) whose code is nearly the same. The
-comparison is of syntax trees, statement by statement, as sets (the family of AST clone
-detection: Baxter et al., "Clone Detection Using Abstract Syntax Trees", ICSM 1998):
-
-1. each answer is parsed and put in a canonical form (:func:`canonical_tree`): docstrings
-   dropped; every argument named by its position (``a0``, ``a1``, ... in each function or
-   lambda); every name the answer binds (assignments, loop and ``with`` targets, imports,
-   nested functions and classes) and every attribute of ``self`` made one name (``_``);
-   every string ``'S'``; the operands of ``+``, ``*``, ``&``, ``|``, ``^``, ``and``, ``or``,
-   ``==`` and ``!=`` in a fixed order. Names it does not bind (``torch``, ``F``, builtins),
-   other attributes (``.softmax``, ``.shape``), keyword names and numbers stay: they are
-   what the code does;
-2. each statement at every depth is one fingerprint: a simple statement whole, a compound
-   one (``def``, ``for``, ``if``, ``with``, ``try``) by its header alone, its body being
-   statements of their own. The fingerprint is the BLAKE2 digest of the canonical
-   statement's ``ast.dump``, weighted by its number of syntax-tree nodes (a long statement
-   counts more than ``return _``). Statements that also occur in the released stub of the
-   function (signature, docstring, ``raise NotImplementedError()``) are dropped as
-   boilerplate;
-3. the similarity of a pair is the weight of the statements the two answers share (as
-   multisets: order plays no part) over the weight of one answer, the larger of the two
-   fractions: a copy padded with extra code still scores high on the side it was copied
-   from.
-
-So a copy with its names renamed, its strings reworded, its comments and layout changed and
-its statements in another order (independent ones reordered, or any order at all) scores
-1.00. What still separates it: each statement edited, split, merged or moved into a helper
-loses its weight from the shared part; two statements that differ only in a name the answer
-binds read the same (``_ = a0 + 1`` twice), which lowers the separation of short answers.
-Nothing here depends on the process: the digests are BLAKE2, not Python's ``hash()``
-(randomised per process; copydetect, used before, winnowed by it, so the same pair scored
-differently from one run to the next).
-
-Threshold (``DEFAULT_THRESHOLD = 0.75``), measured by ``tests/instructor/classroom/
-test_similarity.py``: over the 10 notebooks, every pair among a function's right answers of
-``tests/grading_cases/*.py`` and its reference solution (97 pairs of independent
-formulations) scores below 0.6 (median 0.11; highest 0.54, the reference
-``MultiHeadSelfAttention`` and its case "SDPA for the output, explicit weights"), and a copy
-of each of the 34 reference solutions with its arguments and local names renamed, its error
-messages reworded and its independent statements reordered (``tests/support/disguise.py``)
-scores 1.00.
-
-Answers of less than ``min_length`` syntax-tree nodes of fingerprinted statements (9 of the
-34 functions: two to four short statements, such as ``softmax`` or ``merge_heads``) are not
-compared: honest students write them alike.
-
-``integrity.md``: every hand-in an instructor should read and why, near copies, answers
-awaiting a grader, and each notebook's best-effort checks (see :mod:`.reports`).
-
-Near copies among a class's answers, from the autograded notebooks (:mod:`.reports`
-compares; this module gathers the answers of an assignment and of the whole course).
+Near copies (:func:`near_copies`), of the public solutions or of each other, compare syntax
+trees statement by statement, as multisets (AST clone detection: Baxter et al., ICSM 1998):
+each answer is put in a canonical form (:func:`canonical_tree`: arguments named by
+position, names the answer binds made one name, strings one string, commutative operands
+ordered; names it does not bind, attributes and numbers stay); each statement is a BLAKE2
+fingerprint weighted by its node count, the released stub's statements dropped; a pair's
+similarity is the weight shared over one answer's weight, the larger of the two. Renaming,
+rewording, relayout and reordering score 1.00; answers under ``min_length`` nodes are not
+compared. ``DEFAULT_THRESHOLD`` (0.75) is measured by
+``tests/instructor/classroom/test_similarity.py``: independent right answers of
+``tests/grading_cases/`` score below 0.6, disguised copies of every solution 1.00.
 """
 
 from __future__ import annotations
@@ -139,7 +70,7 @@ from instructor.lms.config import LMS_TOML, LmsConfig, read_config
 from instructor.lms.csv_safety import neutralised, write_rows
 from instructor.lms.export import write_exports as write_lms_exports
 from instructor.lms.roster import LmsIdentity, read_roster, roster_path
-from instructor.lms.table import Finals, GradeTable, format_points
+from instructor.lms.table import Finals, format_points
 
 if TYPE_CHECKING:
     from instructor.classroom.grader.course import NbgraderCourse
@@ -369,16 +300,6 @@ def finals(
     )
 
 
-def grade_table(
-    summaries: list[HandInSummary],
-    penalties: Mapping[tuple[str, str], float] | None = None,
-    names: Mapping[str, str] | None = None,
-) -> GradeTable:
-    """Each student's ``final`` points per assignment (one ``GradeItem`` per assignment,
-    named by its id; not handed in: no score, an empty cell); ``names``: student -> name."""
-    return finals(summaries, penalties, names).table()
-
-
 def write_exports(
     folder: Path,
     summaries: list[HandInSummary],
@@ -467,16 +388,6 @@ class Fingerprint:
         """Nodes of the statements both have (as multisets)."""
         common = self.counts & other.counts
         return sum(self.weights[d] * n for d, n in common.items())
-
-
-def normalise_code(source: str) -> str:
-    """An answer in canonical layout (``ast.unparse``): comments, blank lines, parentheses and
-    line breaks removed or redone. Source that does not parse (a student's syntax error, an
-    IPython magic) is returned as it is."""
-    try:
-        return ast.unparse(ast.parse(source))
-    except (SyntaxError, ValueError):
-        return source
 
 
 class _Canonical(ast.NodeTransformer):

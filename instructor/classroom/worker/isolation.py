@@ -1,61 +1,24 @@
-"""Where a submission's kernel runs: a bubblewrap sandbox with resource limits.
+"""Where a submission's kernel runs, and everything it leaves ended: one :class:`Isolation`.
 
-The kernel (the only process that runs student code) starts inside ``bwrap`` with new
-network, PID, IPC and UTS namespaces and a file system made of read-only binds of the
-operating system and the Python environment, plus one writable folder: the submission's
-temporary copy. ``solutions/``, the gradebook, the autograder folder and other students'
-work are simply not there. As root, the kernel also drops to an unprivileged user id, so
-that the process limit (``RLIMIT_NPROC``, which root ignores) stops fork bombs. ``prlimit``
-sets the memory (address space), CPU-time, process, file-size and POSIX message queue (none)
-limits of each process; a cgroup of its own (:mod:`.isolation`), where one can be made, limits
-the kernel as a whole (CPU share, memory, processes) and lists every process it started.
-
-Without bwrap (macOS, Windows, a Linux without it) the kernel runs as a plain process with
-the same ``prlimit`` limits where ``prlimit`` exists (as root, in an IPC namespace of its own
-and its cgroup), and the grader says so (:func:`isolation_note`): see the table of what is
-isolated where in ``docs/instructors.md``.
-
-A cgroup for each kernel: its own CPU share, memory and process limits, the list of every
-process it started, and its CPU time.
-
-``prlimit`` limits each *process* (and, as root, each user id): a kernel that starts 50
-processes gets 50 times the memory and, without a share of its own, takes the CPU from every
-other kernel on the machine. A cgroup limits the kernel *as a whole*, whatever it starts:
-
-- **CPU**: a group of its own, so that the scheduler shares the CPU between kernels, not
-  between their processes, and a quota of :attr:`.isolation.Limits.cores` cores;
-- **memory**: the resident memory of all its processes together
-  (:attr:`.isolation.Limits.memory_mib`), swap included;
-- **processes**: :attr:`.isolation.Limits.processes` tasks at most (threads count, as for
-  ``RLIMIT_NPROC``), whatever their user id;
-- **the process list**: every process the kernel started, even one that left its session or
-  was re-parented: :meth:`KernelCgroup.kill` ends them all when the notebook ends;
-- **CPU time**: the kernel's own, read from outside (:meth:`KernelCgroup.cpu_seconds`), so that
-  a timed rule does not depend on how loaded the machine is (:mod:`.session`).
-
-Both cgroup versions are used, each for what it can do here: a controller enabled in the
-unified (v2) hierarchy is used there, else in its v1 hierarchy; the process list and the
-CPU time come from v2 when it can be written (it has both even without controllers), else
-from v1 (``cpuacct`` for the time). Every folder is made under the grader's *own* cgroup in
-each hierarchy (``/proc/self/cgroup``), so that limits set on the grader still hold for its
-kernels. Whatever cannot be written (not root, a read-only ``/sys/fs/cgroup``) is named by
-:meth:`Layout.missing`, and the grader says so when it starts (:func:`.isolation.isolation_note`).
-
-cgroup files are plain writes: no library is needed.
-
-Ending every process a kernel leaves behind, found by the grader, not by the kernel.
-
-With bubblewrap each kernel has a PID namespace of its own (everything in it dies with it),
-and the zygote's kernels each have a user id of their own (every process of it is killed).
-Without bubblewrap neither holds: a process a kernel starts with a double fork and
-``setsid`` leaves its process group and session, outlives the notebook and can reach what
-the grader's user can (the gradebook among it).
-
-The grading process therefore becomes a *child subreaper* (``prctl(PR_SET_CHILD_SUBREAPER)``,
-Linux 3.4): an orphan among its descendants is re-parented to it instead of to init, so
-every process a kernel leaves is, once the kernel has ended, a child of the grader.
-:func:`reaped` kills the children that were not there before the notebook, then theirs, until
-none is left. Where the call is refused (not Linux), nothing is reaped and the guide says so.
+- **bubblewrap** (:func:`isolation`, :func:`sandbox_command`): new network, PID, IPC and UTS
+  namespaces, read-only binds of the system and the Python environment, one writable folder
+  (the submission's copy); ``solutions/``, the gradebook and other students' work are not
+  there. As root (:func:`kernels_leave_root`), each kernel also runs as a user id of its own,
+  so that ``RLIMIT_NPROC`` stops fork bombs. ``prlimit`` sets each process's memory, CPU
+  time, processes, file size and (no) POSIX message queues. Without bwrap the kernel is a
+  plain process with the same limits (as root, in an IPC namespace of its own), and
+  :func:`isolation_note` says what is not isolated (``docs/instructors.md`` has the table).
+- **a cgroup per kernel** (:class:`KernelCgroup`): the kernel as a whole gets a CPU share and
+  a quota of :attr:`Limits.cores`, :attr:`Limits.memory_mib` of memory (swap included) and
+  :attr:`Limits.processes` tasks; the cgroup lists every process it started, even one that
+  left its session (:meth:`KernelCgroup.kill` ends them), and its CPU time is read from
+  outside (:meth:`KernelCgroup.cpu_seconds`). A controller enabled in the v2 hierarchy is
+  used there, else in v1; every folder is made under the grader's own cgroup; whatever
+  cannot be written is named by :meth:`Layout.missing`.
+- **the reaper** (:func:`reaped`): the grading process is a child subreaper
+  (``PR_SET_CHILD_SUBREAPER``), so a process a kernel leaves with a double fork is
+  re-parented to it, and is killed with its children once the notebook ends (found with
+  psutil). Without bubblewrap this is what ends them.
 """
 
 from __future__ import annotations

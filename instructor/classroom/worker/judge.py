@@ -1,68 +1,38 @@
-"""The grader's side of a probe: stand-ins for the student's graded functions and classes.
-
-The class grader runs each test cell in its own process (:mod:`.judge`), never in the
-student's kernel. There, the names of the graded functions are bound to
-:class:`RemoteFunction` objects: calling one writes the inputs as plain data (:mod:`.wire`),
-makes the kernel run the student's function on them (:mod:`.judge`) and reads the
-outputs back. So the expected answers, the comparisons and the diagnostic messages all stay
-in the grader, and what the kernel sends back can only be data:
-
-* tensors come back as new, plain ``torch.Tensor`` objects built by the grader;
-* an exception comes back as its type's name and its message, raised again here as the
-  nearest built-in exception type (``ValueError``, ``RuntimeError``, ...), which keeps the
-  kernel's type name and message as ``kernel_exception`` (for ``helpers.checks.checked_call``);
-  the grader's own exceptions (:class:`ProbeError`, :class:`ProbeTimeout`,
-  :class:`KernelGone`) are ``helpers.checks.GraderStop``, which the checks let through;
-* inputs the function changed in place are *not* changed here: the grader's objects stay
-  as the test made them, so every expected answer comes from the grader's own inputs.
-  The change is recorded (:class:`ChangedInput`) and fails the test (:mod:`.judge`);
-  a module the grader passed in comes back as the grader's own object;
-* torch's global random state is sent with every call, so a seeded test draws in the kernel
-  what it would draw in one process (nothing random comes back: a kernel cannot choose the
-  grader's next test inputs);
-* an ``nn.Module`` comes back as a stand-in (:func:`stand_in`): a module the grader sent is
-  the grader's own object again; any module the kernel made is a :class:`RemoteModule`, whose
-  ``forward`` is a probe, whatever class it names. Before each such call the stand-in's
-  parameters, buffers and train/eval flags are sent to the kernel, so weights the test sets
-  here are the weights the student's code uses. A record that names one of torch's layers
-  (or of ``helpers.reference_layers``) gets a stand-in that is also an instance of that
-  class, so that a test's ``isinstance(layer, nn.Linear)`` reads as in the kernel; the
-  class's own code never computes its output here: a class name is the student's to choose
-  (a ``PositionwiseFeedForward`` renamed ``torch.nn.modules.container.Sequential``).
-
-Anything that is not in the format raises :class:`ProbeError` (the submission broke the
-protocol); the test then fails and the grader notes why.
-
-A test cell run in the grader's process: the verdict comes from code the student cannot reach.
+"""A test cell judged in the worker's process: the verdict comes from code the student cannot reach.
 
 :func:`run_test` executes one test cell's source (restored from the gradebook) in a fresh
-namespace of the grader's process. The names the cell reads and does not define itself (the
-graded functions, concept answers) are looked up in the student's kernel through a
-:class:`.judge.Channel`: functions and classes become stand-ins whose calls are probes,
-values come back as plain data. The test's own code, its expected answers, the
-``helpers.checks`` comparisons and their messages run here, where no student code ever ran.
+namespace of the worker's process. The names the cell reads and does not define
+(:func:`free_names`: the graded functions, concept answers) are looked up in the student's
+kernel through a :class:`Channel`: functions and classes become :class:`RemoteFunction`
+stand-ins whose calls are probes, values come back as plain data. The test's own code, its
+expected answers, the ``helpers.checks`` comparisons and their messages run here.
 
-Two checks of :mod:`helpers.checks` measure the student's function while it runs (the
-largest tensor it makes, the number of torch calls): those measurements can only be taken in
-the kernel, so they are asked for there and are a best-effort check (:data:`BEST_EFFORT`);
-the integrity report names them. The cell's checks take them through the hook
-:mod:`helpers.checks` declares for this (:class:`helpers.checks.Measurements`, installed
-with ``measured_by`` for the cell's run): a stand-in's call is measured in its kernel. A
-test cell that also decides the rule from outside (:data:`DECIDED_OUTSIDE`:
-``check_without_n_by_n``, inputs too large for an ``(n, n)`` tensor in the kernel's memory;
-``check_without_loop_over_positions``, so many positions that a loop cannot end within a
-time limit the grader keeps) uses the measurement as a diagnostic only: a forged one cannot
-win that test, and the report does not name it.
+A probe writes the inputs as plain data (:mod:`instructor.classroom.kernel.wire`), makes the
+kernel run the student's function on them (:mod:`instructor.classroom.kernel.probe`) and
+reads the outputs back, trusting nothing:
 
-A graded function that changes its inputs in place changes the kernel's copies only
-(:class:`.judge.ChangedInput`): the test's expected answers come from the grader's own
-inputs. The change fails the test, by the rule the notebooks state ("graded functions must
-not change their inputs"): where the cell checks that input with ``check_unchanged``, with
-that check's message, as in the student's kernel; else, once the cell has run, with the same
-message naming the function.
+* tensors come back as new, plain tensors; an exception as its type's name and message,
+  raised again as the nearest built-in type (``kernel_exception`` keeps the kernel's, for
+  ``helpers.checks.checked_call``); the grader's own :class:`ProbeError`,
+  :class:`ProbeTimeout` and :class:`KernelGone` are ``helpers.checks.GraderStop``;
+* an input the function changed in place is not changed here: the change is recorded
+  (:class:`ChangedInput`) and fails the test, with ``check_unchanged``'s message where the
+  cell checks that input, else once the cell has run;
+* torch's random state is sent with every call (nothing random comes back);
+* an ``nn.Module`` comes back as a stand-in (:func:`stand_in`): the grader's own object for
+  one it sent, else a :class:`RemoteModule` whose ``forward`` is a probe, its parameters,
+  buffers and train/eval flags sent before each call; one that names a layer of torch or of
+  ``helpers.reference_layers`` is also an instance of that class, and nothing more.
 
-The cell's result is what nbgrader scores: the text it printed, and an error output when it
-raised.
+Anything not in the format raises :class:`ProbeError` (the submission broke the protocol).
+
+The largest tensor and the number of torch calls can only be measured in the kernel: the
+cell's checks take them through the hook ``helpers.checks`` declares
+(:class:`helpers.checks.Measurements`, installed with ``measured_by`` for the cell), and
+they are best-effort checks (:data:`BEST_EFFORT`), named in the integrity report. A cell
+that also decides the rule from outside (:data:`DECIDED_OUTSIDE`) uses the measurement as
+a diagnostic only. The cell's result is what nbgrader scores: the text it printed, and an
+error output when it raised.
 """
 
 from __future__ import annotations
