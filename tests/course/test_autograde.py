@@ -17,8 +17,9 @@ Per assignment, temporary nbgrader courses are built from ``solutions/``:
   views must agree cell for cell, messages included. The first case course of each
   assignment also grades the reference solution and the untouched student version.
 
-``generate_assignment`` runs once per assignment and test worker; every course of that
-assignment is a copy of the generated one (``Course.clone``).
+``generate_assignment`` runs once per assignment and test run (the first test worker to need
+it generates, the others read: ``support.graded_class.generated``); every course of that
+assignment is a copy of the generated one (``ScratchCourse.clone``).
 
 Scores are read from nbgrader's gradebook; nothing here re-implements scoring.
 
@@ -46,6 +47,7 @@ from instructor.classroom.grader.records import HandInSummary, attention
 from instructor.classroom.worker.session import STUDENT_VIEW
 from instructor.grading_cases import Case, Submission, load_cases, pack, reference_solutions
 from instructor.scratch_course import ScratchCourse
+from support.graded_class import generated
 
 SOLUTION = "reference_solution"
 STUB = "untouched_student_version"
@@ -92,18 +94,14 @@ def graded_course(tmp_path_factory):
     the untouched student version and the reference solution without demos (``batch=None``)
     or one batch of case submissions have been autograded; each course is built once per
     test worker."""
-    generated: dict[str, ScratchCourse] = {}
     courses: dict[tuple[str, int | None], ScratchCourse] = {}
 
     def get(assignment: str, batch: int | None = None) -> ScratchCourse:
         key = (assignment, batch)
         if key in courses:
             return courses[key]
-        if assignment not in generated:
-            generated[assignment] = ScratchCourse(tmp_path_factory.mktemp(assignment), assignment)
-            generated[assignment].generate()
         name = f"{assignment}-{'reference' if batch is None else f'cases{batch}'}"
-        course = generated[assignment].clone(tmp_path_factory.mktemp(name))
+        course = generated(tmp_path_factory, assignment).clone(tmp_path_factory.mktemp(name))
         if batch is None:
             course.submit(SOLUTION, course.solved())
             course.submit(STUB, course.released())

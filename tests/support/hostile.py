@@ -636,6 +636,10 @@ def write_gradebook_attack(course_root: Path, victim: str) -> str:
 # (tests/instructor/classroom/test_kernels_share_nothing.py grades them with and without
 # bubblewrap, next to an honest notebook 08).
 LEFTOVER = "hostile-kernel-leftover"
+LEFTOVER_GROUP = "hostile-kernels"
+"""The xdist group of every test whose kernels start processes carrying LEFTOVER (the
+class of test_grade.py, test_kernels_share_nothing.py): the search for survivors sees every
+process of the machine, so no two of them run at once."""
 IPC_KEYS = (0x5A1, 0x5A3, 0x5A4)
 """The SysV keys of LEAVE_IPC's shared memory segment, semaphore set and message queue."""
 POSIX_NAME = "/hostile-leftover"

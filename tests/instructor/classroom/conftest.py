@@ -23,6 +23,7 @@ from instructor.classroom.kernel import probe as probe_kernel
 from instructor.classroom.worker.isolation import Limits
 from instructor.classroom.worker.judge import Channel
 from instructor.scratch_course import ScratchCourse
+from support.graded_class import generated
 
 ASSIGNMENT = "01_vector_sets"
 
@@ -40,10 +41,9 @@ def released_copy(release: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 @pytest.fixture(scope="session")
 def generated_course(tmp_path_factory: pytest.TempPathFactory) -> ScratchCourse:
-    """A scratch course with notebook 01 generated (source, release, gradebook); read only."""
-    course = ScratchCourse(tmp_path_factory.mktemp("generated"), ASSIGNMENT)
-    course.generate()
-    return course
+    """A scratch course with notebook 01 generated (source, release, gradebook), once per
+    test run (every worker reads the same); read only."""
+    return generated(tmp_path_factory, ASSIGNMENT)
 
 
 @pytest.fixture

@@ -5,7 +5,8 @@ Three layers. Generated notebooks (Hypothesis: arbitrary JSON in cells, cell and
 metadata, outputs and the notebook's own keys, nested up to 300 deep, within a size bound)
 are staged through the boundary many at a time, cheaply (no kernel). The corpus's
 containment cases (``tests/support/hostile.py``) are staged one by one. Then one real class
-is graded, with and without bubblewrap: two honest students beside generated hand-ins,
+is graded, with and without bubblewrap (each an xdist group of its own,
+``support.graded_class``): two honest students beside generated hand-ins,
 corpus cases, a staging step that raises for one student, and folders of ``submitted/``
 named by no student id.
 """
@@ -30,14 +31,16 @@ from instructor.classroom.grader.course import STAGING_FOLDER
 from instructor.classroom.grader.integrity import MAX_DEPTH, read_submission
 from instructor.classroom.grader.pipeline import ClassGrader, Unreadable, contain
 from instructor.classroom.grader.records import HandIn, Outcome
-from instructor.classroom.worker.isolation import Limits, isolation
+from instructor.classroom.worker.isolation import Isolation, Limits
 from instructor.scratch_course import ScratchCourse
+from support.graded_class import graded_with, isolation_params
 from support.hostile import ASSIGNMENT, CORPUS, NOTEBOOK, REFUSED_IDS, wrong_answers
 
 POINTS = registry.load().notebook(ASSIGNMENT).points
 CONTAINED = [h for h in CORPUS if h.outcome == "unreadable"]
 
-pytestmark = pytest.mark.xdist_group("classroom")
+# The staging tests, cheap, together; the graded class: a group per isolation.
+pytestmark = pytest.mark.xdist_group("containment-staging")
 
 # ------------------------------------------------------------------ generated notebooks
 _SCALARS = (
@@ -260,64 +263,54 @@ RECORD_RAISES = "record_raises"
 """A student whose recording raises once, with the notebook's execution replayed."""
 
 
-@pytest.fixture(scope="module", params=["bwrap", "none"])
+@pytest.fixture(scope="module", params=isolation_params("containment"))
 def graded(
     request: pytest.FixtureRequest,
     generated_course: ScratchCourse,
     tmp_path_factory: pytest.TempPathFactory,
     limits: Limits,
 ) -> dict:
-    mode = request.param
-    with pytest.MonkeyPatch.context() as patch:
-        if mode == "none":
-            patch.setenv("COURSE_SANDBOX", "none")
-        else:
-            patch.delenv("COURSE_SANDBOX", raising=False)
-        isolation.cache_clear()
-        try:
-            if mode == "bwrap" and (shutil.which("bwrap") is None or isolation() != "bwrap"):
-                pytest.skip("bubblewrap does not work here (make system-packages installs it)")
-            course = generated_course.clone(tmp_path_factory.mktemp(f"containment-{mode}"))
-            submitted = course.root / "submitted"
+    mode: Isolation = request.param
+    with graded_with(mode), pytest.MonkeyPatch.context() as patch:
+        course = generated_course.clone(tmp_path_factory.mktemp(f"containment-{mode.value}"))
+        submitted = course.root / "submitted"
 
-            def submit(student: str, text: str) -> None:
-                folder = submitted / student / ASSIGNMENT
-                folder.mkdir(parents=True)
-                (folder / NOTEBOOK).write_text(text)
+        def submit(student: str, text: str) -> None:
+            folder = submitted / student / ASSIGNMENT
+            folder.mkdir(parents=True)
+            (folder / NOTEBOOK).write_text(text)
 
-            solved = nbformat.writes(course.solved(demos=False))
-            submit("alice", solved)
-            submit("carol", nbformat.writes(course.released()))
-            submit(STAGE_RAISES, solved)
-            submit(RECORD_RAISES, solved)
-            for index, text in enumerate(_generated_hand_ins(course.released(), 4)):
-                submit(f"generated_{index}", text)
-            for hostile in CONTAINED[:3] + [h for h in CONTAINED if h.student == "lone_surrogate"]:
-                built = hostile.build(wrong_answers(course.released()))
-                submit(hostile.student, built if isinstance(built, str) else nbformat.writes(built))
-            for name in REFUSED_IDS[:4]:
-                submit(name, solved)
-            real_stage = grade_module.stage
+        solved = nbformat.writes(course.solved(demos=False))
+        submit("alice", solved)
+        submit("carol", nbformat.writes(course.released()))
+        submit(STAGE_RAISES, solved)
+        submit(RECORD_RAISES, solved)
+        for index, text in enumerate(_generated_hand_ins(course.released(), 4)):
+            submit(f"generated_{index}", text)
+        for hostile in CONTAINED[:3] + [h for h in CONTAINED if h.student == "lone_surrogate"]:
+            built = hostile.build(wrong_answers(course.released()))
+            submit(hostile.student, built if isinstance(built, str) else nbformat.writes(built))
+        for name in REFUSED_IDS[:4]:
+            submit(name, solved)
+        real_stage = grade_module.stage
 
-            def stage(course_: Any, hand_in: HandIn) -> Any:
-                if hand_in.student == STAGE_RAISES:
-                    raise TypeError("unhashable type: 'list'")
-                return real_stage(course_, hand_in)
+        def stage(course_: Any, hand_in: HandIn) -> Any:
+            if hand_in.student == STAGE_RAISES:
+                raise TypeError("unhashable type: 'list'")
+            return real_stage(course_, hand_in)
 
-            patch.setattr(grade_module, "stage", stage)
-            real_record = grade_module.record_hand_in
+        patch.setattr(grade_module, "stage", stage)
+        real_record = grade_module.record_hand_in
 
-            def record(course_: Any, hand_in: HandIn, staged: Any, executed: dict) -> Any:
-                if hand_in.student == RECORD_RAISES and executed:
-                    raise RecursionError("maximum recursion depth exceeded")
-                return real_record(course_, hand_in, staged, executed)
+        def record(course_: Any, hand_in: HandIn, staged: Any, executed: dict) -> Any:
+            if hand_in.student == RECORD_RAISES and executed:
+                raise RecursionError("maximum recursion depth exceeded")
+            return real_record(course_, hand_in, staged, executed)
 
-            patch.setattr(grade_module, "record_hand_in", record)
-            grader = ClassGrader(course.root, workers=2, limits=limits, progress=False)
-            log: list[str] = []
-            summaries = grader.grade([ASSIGNMENT], log=log.append)
-        finally:
-            isolation.cache_clear()
+        patch.setattr(grade_module, "record_hand_in", record)
+        grader = ClassGrader(course.root, workers=2, limits=limits, progress=False)
+        log: list[str] = []
+        summaries = grader.grade([ASSIGNMENT], log=log.append)
     return {"root": course.root, "summaries": {s.student: s for s in summaries}, "log": log}
 
 

@@ -6,11 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from instructor.scratch_course import ScratchCourse
-
-pytestmark = pytest.mark.xdist_group("classroom")
 
 STAMP = "2026-11-20 12:00:00.000000 UTC"
 HOSTILE = ["*", "[a]lice", "alice ", "<img src=x onerror=alert(1)>", "-rf", "$(id)"]

@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import nbformat
-import pytest
 
 from instructor import anatomy
 from instructor.classroom.grader.pipeline import SECRET_FILE, ClassGrader
@@ -24,8 +23,6 @@ from instructor.classroom.grader.records import attention
 from instructor.classroom.worker.isolation import Limits
 from instructor.nbgrader_env import nbgrader_env
 from instructor.scratch_course import ScratchCourse
-
-pytestmark = pytest.mark.xdist_group("classroom")
 
 ASSIGNMENT = "01_vector_sets"
 COURSE_ID = "attention101"

@@ -2,7 +2,8 @@
 scores more than the wrong answers it started from.
 
 One class of notebook 03 is graded with ``ClassGrader`` once per isolation (bubblewrap, and
-``COURSE_SANDBOX=none``: the module fixture is parametrised over both): the reference
+``COURSE_SANDBOX=none``: the module fixture is parametrised over both, each isolation an
+xdist group of its own: ``support.graded_class``): the reference
 solution (every point but the written answer's, which waits for a grader), the untouched
 release (0), the baseline (``attention`` and ``causal_mask`` right,
 ``self_attention_columns`` unscaled, the questions unanswered: 5) and every forgery, which is
@@ -13,14 +14,12 @@ gradebook itself.
 
 from __future__ import annotations
 
-import shutil
-
 import nbformat
 import pytest
 
 from instructor.classroom.grader.pipeline import ClassGrader
 from instructor.classroom.grader.records import HandInSummary, attention
-from instructor.classroom.worker.isolation import Limits, isolation
+from instructor.classroom.worker.isolation import Isolation, Limits, isolation
 from instructor.scratch_course import ScratchCourse
 from support.forgeries import (
     ASSIGNMENT,
@@ -34,8 +33,7 @@ from support.forgeries import (
     Forgery,
     baseline,
 )
-
-pytestmark = pytest.mark.xdist_group("classroom")
+from support.graded_class import generated, graded_with, isolation_params
 
 REFERENCE = {"solved": SOLVED_SCORE, "untouched": 0, "baseline": BASELINE_SCORE}
 """The submissions that show the class is graded as usual, with their scores."""
@@ -44,9 +42,7 @@ REFERENCE = {"solved": SOLVED_SCORE, "untouched": 0, "baseline": BASELINE_SCORE}
 @pytest.fixture(scope="module")
 def course03(tmp_path_factory: pytest.TempPathFactory) -> ScratchCourse:
     """A scratch course with notebook 03 generated (source, release, gradebook); read only."""
-    course = ScratchCourse(tmp_path_factory.mktemp("generated03"), ASSIGNMENT)
-    course.generate()
-    return course
+    return generated(tmp_path_factory, ASSIGNMENT)
 
 
 def _submit(course: ScratchCourse, student: str, notebook: nbformat.NotebookNode) -> None:
@@ -56,7 +52,7 @@ def _submit(course: ScratchCourse, student: str, notebook: nbformat.NotebookNode
     nbformat.write(notebook, folder / NOTEBOOK)
 
 
-@pytest.fixture(scope="module", params=["bwrap", "none"])
+@pytest.fixture(scope="module", params=isolation_params("forgeries"))
 def graded(
     request: pytest.FixtureRequest,
     course03: ScratchCourse,
@@ -64,32 +60,20 @@ def graded(
     limits: Limits,
 ) -> dict:
     """The class, graded once with the isolation ``request.param``."""
-    mode = request.param
-    with pytest.MonkeyPatch.context() as patch:
-        if mode == "none":
-            patch.setenv("COURSE_SANDBOX", "none")
-        else:
-            patch.delenv("COURSE_SANDBOX", raising=False)
-        isolation.cache_clear()  # read again, in this process and in the Dask workers
-        try:
-            if mode == "bwrap" and (shutil.which("bwrap") is None or isolation() != "bwrap"):
-                pytest.skip("bubblewrap does not work here (make system-packages installs it)")
-            course = course03.clone(tmp_path_factory.mktemp(f"class03-{mode}"))
-            _submit(course, "solved", course.solved(demos=False))
-            _submit(course, "untouched", course.released())
-            _submit(course, "baseline", baseline(course.released()))
-            for forgery in CORPUS:
-                _submit(course, forgery.student, forgery.build(course.released()))
-            grader = ClassGrader(
-                course.root, workers=2, limits=limits, progress=False, feedback=False
-            )
-            log: list[str] = []
-            summaries = grader.grade([ASSIGNMENT], log=log.append)
-            isolated = isolation()
-        finally:
-            isolation.cache_clear()
+    mode: Isolation = request.param
+    with graded_with(mode):
+        course = course03.clone(tmp_path_factory.mktemp(f"class03-{mode.value}"))
+        _submit(course, "solved", course.solved(demos=False))
+        _submit(course, "untouched", course.released())
+        _submit(course, "baseline", baseline(course.released()))
+        for forgery in CORPUS:
+            _submit(course, forgery.student, forgery.build(course.released()))
+        grader = ClassGrader(course.root, workers=2, limits=limits, progress=False, feedback=False)
+        log: list[str] = []
+        summaries = grader.grade([ASSIGNMENT], log=log.append)
+        isolated = isolation()
     return {
-        "mode": mode,
+        "mode": mode.value,
         "isolation": isolated,
         "root": course.root,
         "summaries": {s.student: s for s in summaries},

@@ -27,6 +27,7 @@ from instructor.scratch_course import ScratchCourse
 from support.hostile import (
     ASSIGNMENT,
     CORPUS,
+    LEFTOVER_GROUP,
     NOTEBOOK,
     REFUSED_IDS,
     write_gradebook_attack,
@@ -36,7 +37,10 @@ from support.hostile import (
 POINTS = registry.load().notebook(ASSIGNMENT).points
 """Notebook 01's points: functions and concept questions (no written answer)."""
 
-pytestmark = pytest.mark.xdist_group("classroom")
+# The hostile class's kernels start processes that test_kernels_share_nothing.py looks for.
+pytestmark = pytest.mark.xdist_group(LEFTOVER_GROUP)
+ON_THEIR_OWN = pytest.mark.xdist_group("grade-classes-of-their-own")
+"""The tests that grade a class of their own, no hostile one: beside the others."""
 
 HONEST = {"alice": "solved", "carol": "untouched"}
 
@@ -280,6 +284,7 @@ def test_a_second_run_grades_only_what_changed(graded: dict) -> None:
     assert {s.student: s.score for s in summaries}["alice"] == POINTS
 
 
+@ON_THEIR_OWN
 def test_what_grades_a_submission_is_part_of_the_resume_key(
     generated_course: ScratchCourse, tmp_path: Path, limits: Limits
 ) -> None:
@@ -340,6 +345,7 @@ def test_what_grades_a_submission_is_part_of_the_resume_key(
     assert {r["student"] for r in rows} == {"alice"}
 
 
+@ON_THEIR_OWN
 def test_a_kernel_that_cannot_load_the_grader_scores_no_one(
     course: ScratchCourse, limits: Limits, monkeypatch: pytest.MonkeyPatch
 ) -> None:

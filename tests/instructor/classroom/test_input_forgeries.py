@@ -2,28 +2,26 @@
 a trick scores exactly what its wrong answer scores alone, and no other student changes.
 
 For each notebook of the corpus (06, 08 and 10), one class is graded with ``ClassGrader`` per
-isolation (bubblewrap, and ``COURSE_SANDBOX=none``): the reference solution, one student
-with every wrong answer of that notebook, one with every trick (``trick``; a function's
-second trick goes to ``trick_2``, and so on: :func:`trick_student`). Scores are compared cell by
-cell, from the summaries the grader recorded. (A trick's test fails where its expected
-answer, computed from the grader's own inputs, differs; the rule against inputs changed in
-place, which fails a test that passes otherwise, is proven in test_verdict.py.)
+isolation (bubblewrap, and ``COURSE_SANDBOX=none``, each an xdist group of its own, in
+clones of one generated course per notebook: ``support.graded_class``): the reference
+solution, one student with every wrong answer of that notebook, one with every trick
+(``trick``; a function's second trick goes to ``trick_2``, and so on: :func:`trick_student`).
+Scores are compared cell by cell, from the summaries the grader recorded. (A trick's test
+fails where its expected answer, computed from the grader's own inputs, differs; the rule
+against inputs changed in place, which fails a test that passes otherwise, is proven in
+test_verdict.py.)
 """
 
 from __future__ import annotations
-
-import shutil
 
 import pytest
 
 from instructor import anatomy
 from instructor.classroom.grader.pipeline import ClassGrader
 from instructor.classroom.grader.records import HandInSummary, attention
-from instructor.classroom.worker.isolation import Limits, isolation
-from instructor.scratch_course import ScratchCourse
+from instructor.classroom.worker.isolation import Isolation, Limits, isolation
+from support.graded_class import generated, graded_with, isolation_params
 from support.input_forgeries import CORPUS, LIES, InputForgery
-
-pytestmark = pytest.mark.xdist_group("classroom")
 
 ASSIGNMENTS = sorted({f.assignment for f in CORPUS})
 
@@ -45,42 +43,33 @@ def _trick_students(assignment: str) -> dict[str, dict[str, str]]:
     return students
 
 
-@pytest.fixture(scope="module", params=["bwrap", "none"])
+@pytest.fixture(scope="module", params=isolation_params("input_forgeries"))
 def graded(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, limits: Limits
 ) -> dict:
     """Every notebook's class, graded with the isolation ``request.param``: the summaries
     by notebook and student, and the autograded notebooks."""
-    mode = request.param
-    results: dict = {"mode": mode, "summaries": {}, "autograded": {}}
-    with pytest.MonkeyPatch.context() as patch:
-        if mode == "none":
-            patch.setenv("COURSE_SANDBOX", "none")
-        else:
-            patch.delenv("COURSE_SANDBOX", raising=False)
-        isolation.cache_clear()
-        try:
-            if mode == "bwrap" and (shutil.which("bwrap") is None or isolation() != "bwrap"):
-                pytest.skip("bubblewrap does not work here (make system-packages installs it)")
-            for assignment in ASSIGNMENTS:
-                course = ScratchCourse(tmp_path_factory.mktemp(f"{assignment}-{mode}"), assignment)
-                course.generate()
-                entries = [f for f in CORPUS if f.assignment == assignment]
-                course.submit("solved", course.solved(demos=False))
-                course.submit("wrong", course.solved({f.function: f.wrong for f in entries}))
-                for student, tricks in _trick_students(assignment).items():
-                    course.submit(student, course.solved(tricks))
-                grader = ClassGrader(
-                    course.root, workers=2, limits=limits, progress=False, feedback=False
-                )
-                summaries = grader.grade([assignment], log=lambda line: None)
-                results["summaries"][assignment] = {s.student: s for s in summaries}
-                results["autograded"][assignment] = {
-                    s.student: course.autograded(s.student) for s in summaries
-                }
-            results["isolation"] = isolation()
-        finally:
-            isolation.cache_clear()
+    mode: Isolation = request.param
+    results: dict = {"mode": mode.value, "summaries": {}, "autograded": {}}
+    with graded_with(mode):
+        for assignment in ASSIGNMENTS:
+            course = generated(tmp_path_factory, assignment).clone(
+                tmp_path_factory.mktemp(f"{assignment}-{mode.value}")
+            )
+            entries = [f for f in CORPUS if f.assignment == assignment]
+            course.submit("solved", course.solved(demos=False))
+            course.submit("wrong", course.solved({f.function: f.wrong for f in entries}))
+            for student, tricks in _trick_students(assignment).items():
+                course.submit(student, course.solved(tricks))
+            grader = ClassGrader(
+                course.root, workers=2, limits=limits, progress=False, feedback=False
+            )
+            summaries = grader.grade([assignment], log=lambda line: None)
+            results["summaries"][assignment] = {s.student: s for s in summaries}
+            results["autograded"][assignment] = {
+                s.student: course.autograded(s.student) for s in summaries
+            }
+        results["isolation"] = isolation()
     return results
 
 

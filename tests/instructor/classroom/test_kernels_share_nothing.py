@@ -27,14 +27,16 @@ from instructor.classroom.grader.pipeline import ClassGrader
 from instructor.classroom.grader.records import ExecutionResult, HandInSummary
 from instructor.classroom.worker import isolation as cgroups
 from instructor.classroom.worker import session as execute
-from instructor.classroom.worker.isolation import Limits, isolation
+from instructor.classroom.worker.isolation import Isolation, Limits
 from instructor.scratch_course import ScratchCourse
+from support.graded_class import generated, graded_with, isolation_params
 from support.hostile import (
     ESCAPED_DAEMON,
     FIND_IPC,
     IPC_KEYS,
     LEAVE_IPC,
     LEFTOVER,
+    LEFTOVER_GROUP,
     MEMORY_HOG_CHILD,
     POSIX_NAME,
     SPINNER_POOL,
@@ -42,7 +44,7 @@ from support.hostile import (
 )
 
 pytestmark = [
-    pytest.mark.xdist_group("classroom"),
+    pytest.mark.xdist_group(LEFTOVER_GROUP),
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only"),
 ]
 
@@ -50,24 +52,17 @@ NOTEBOOK_08 = "08_rnn_vs_attention"
 NUL = bytes(1)
 
 
-@pytest.fixture(scope="module", params=["bwrap", "none"])
-def mode(request: pytest.FixtureRequest) -> Iterator[str]:
-    """The isolation the tests run with: bubblewrap (the zygote, as root), or none."""
-    with pytest.MonkeyPatch.context() as patch:
-        if request.param == "none":
-            patch.setenv("COURSE_SANDBOX", "none")
-        else:
-            patch.delenv("COURSE_SANDBOX", raising=False)
-        isolation.cache_clear()  # read again, here and in the Dask workers
-        try:
-            if request.param == "bwrap" and isolation() != "bwrap":
-                pytest.skip("bubblewrap does not work here (make system-packages installs it)")
+@pytest.fixture(scope="module", params=isolation_params(LEFTOVER_GROUP, apart=False))
+def mode(request: pytest.FixtureRequest) -> Iterator[Isolation]:
+    """The isolation the tests run with: bubblewrap (the zygote, as root), or none. Both in
+    one xdist group (:data:`LEFTOVER_GROUP`): each looks for the other's leftovers."""
+    try:
+        with graded_with(request.param):
             if cgroups.layout().missing():
                 pytest.skip(f"cgroups cannot isolate here: {cgroups.layout().missing()}")
             yield request.param
-        finally:
-            isolation.cache_clear()
-            Path(f"/dev/shm{POSIX_NAME}").unlink(missing_ok=True)
+    finally:
+        Path(f"/dev/shm{POSIX_NAME}").unlink(missing_ok=True)
 
 
 def _leftovers() -> list[str]:
@@ -103,7 +98,7 @@ def _printed(result: ExecutionResult, prefix: str) -> str:
     return lines[-1].strip()
 
 
-def test_what_a_kernel_leaves_does_not_reach_the_next(mode: str, limits: Limits) -> None:
+def test_what_a_kernel_leaves_does_not_reach_the_next(mode: Isolation, limits: Limits) -> None:
     """SysV objects, POSIX queues and (with bubblewrap) POSIX shared memory outlive their
     process; the next kernel (from the same zygote, with bubblewrap) finds none of them."""
     left = _run([LEAVE_IPC], limits)
@@ -115,13 +110,13 @@ def test_what_a_kernel_leaves_does_not_reach_the_next(mode: str, limits: Limits)
     keys = [str(key) for key in IPC_KEYS]
     assert not [k for kind in ("shm", "sem", "msg") for k in found[kind] if k in keys], found
     assert found["mqueue"] is False, found
-    if mode == "bwrap":
+    if mode is Isolation.BWRAP:
         # Without bubblewrap every file the grader can read is shared (docs/instructors.md),
         # /dev/shm included.
         assert found["posix_shm"] is False, found
 
 
-def test_nothing_a_kernel_starts_outlives_it(mode: str, limits: Limits) -> None:
+def test_nothing_a_kernel_starts_outlives_it(mode: Isolation, limits: Limits) -> None:
     """A daemon (double fork, session of its own) and 50 spinners, each in a session of its
     own: all gone when the notebook ends."""
     # One cell, with time: each spinner started leaves the kernel less of its one core to
@@ -148,7 +143,7 @@ print("forked:", forked)
 """
 
 
-def test_a_kernel_is_limited_as_a_whole(mode: str, limits: Limits) -> None:
+def test_a_kernel_is_limited_as_a_whole(mode: Isolation, limits: Limits) -> None:
     """Children that each stay within the per-process limits are stopped together: the
     memory of all of them (some are killed), and their number (as root without bubblewrap,
     RLIMIT_NPROC stops nothing: only the cgroup does)."""
@@ -187,9 +182,7 @@ def causal_linear_attention(Q, K, V, eps=1e-6):
 
 @pytest.fixture(scope="module")
 def course08(tmp_path_factory: pytest.TempPathFactory) -> ScratchCourse:
-    course = ScratchCourse(tmp_path_factory.mktemp("generated08"), NOTEBOOK_08)
-    course.generate()
-    return course
+    return generated(tmp_path_factory, NOTEBOOK_08)
 
 
 def _submit(course: ScratchCourse, student: str, notebook: nbformat.NotebookNode) -> None:
@@ -200,7 +193,7 @@ def _submit(course: ScratchCourse, student: str, notebook: nbformat.NotebookNode
 
 
 def test_a_spinning_kernel_leaves_the_others_scores_unchanged(
-    mode: str, course08: ScratchCourse, tmp_path: Path
+    mode: Isolation, course08: ScratchCourse, tmp_path: Path
 ) -> None:
     """Two workers: the spinner (first in order) is graded next to the honest student, then
     next to the looping one; the timed rule of 08 counts each kernel's own CPU time."""

@@ -26,7 +26,8 @@ from instructor.classroom.worker.isolation import Limits
 from instructor.scratch_course import ScratchCourse
 from support.cells import written_answer_cell
 
-pytestmark = pytest.mark.xdist_group("classroom")
+# One worker for the module, so that its class is graded once.
+pytestmark = pytest.mark.xdist_group("manual_grading")
 
 ASSIGNMENT = "01_vector_sets"
 NOTEBOOK = ASSIGNMENT

@@ -22,7 +22,8 @@ from instructor.scratch_course import ScratchCourse
 from support.cells import written_answer_cell
 from support.hostile import SCRIPT_MARKDOWN, active_content, visible_text
 
-pytestmark = pytest.mark.xdist_group("classroom")
+# One worker for the module, so that its class is graded once.
+pytestmark = pytest.mark.xdist_group("written_answer_script")
 
 ASSIGNMENT = "01_vector_sets"
 WRITTEN = "written_sets"

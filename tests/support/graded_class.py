@@ -1,0 +1,101 @@
+"""What the class grader's tests build once per test run: scratch courses generated once and
+shared by every pytest-xdist worker, and the two isolations a class is graded with.
+
+Under pytest-xdist a session fixture is built once per worker. :func:`once_per_run` is
+xdist's documented recipe for doing it once per run instead: the first worker to ask builds
+under a file lock in the run's own temporary folder (``getbasetemp().parent``, the same
+for every worker of one run, new for each run), and the others find it there.
+
+The isolations: every class-grading test that proves something "with and without
+bubblewrap" takes a module fixture parametrised with :func:`isolation_params`, whose value
+is an :class:`Isolation`, and grades inside :func:`graded_with`. Each isolation of a test
+module is an xdist group of its own, so the two gradings run on two workers at once.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from _pytest.mark.structures import ParameterSet
+from filelock import FileLock
+
+from instructor.classroom.worker.isolation import Isolation, isolation
+from instructor.scratch_course import ScratchCourse
+
+__all__ = ["generated", "graded_with", "isolation_params", "once_per_run"]
+
+
+def isolation_params(group: str, *, apart: bool = True) -> list[ParameterSet]:
+    """Both isolations as fixture parameters, ids ``bwrap`` and ``none``; each in the xdist group
+    ``{group}-{mode}``, so that ``--dist loadgroup`` may grade the two on two workers, or
+    with ``apart=False`` both in ``group`` (tests that must not run beside each other)."""
+    return [
+        pytest.param(
+            mode,
+            id=mode.value,
+            marks=pytest.mark.xdist_group(f"{group}-{mode.value}" if apart else group),
+        )
+        for mode in Isolation
+    ]
+
+
+@contextmanager
+def graded_with(mode: Isolation) -> Iterator[None]:
+    """Grade inside this block with ``mode``'s isolation (``COURSE_SANDBOX``, read again here
+    and in the grader's Dask workers); skips, saying why, where bubblewrap does not work."""
+    with pytest.MonkeyPatch.context() as patch:
+        if mode is Isolation.NONE:
+            patch.setenv("COURSE_SANDBOX", "none")
+        else:
+            patch.delenv("COURSE_SANDBOX", raising=False)
+        isolation.cache_clear()
+        try:
+            if mode is Isolation.BWRAP and isolation() is not Isolation.BWRAP:
+                pytest.skip("bubblewrap does not work here (make system-packages installs it)")
+            yield
+        finally:
+            isolation.cache_clear()
+
+
+def once_per_run(
+    tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]
+) -> Path:
+    """The folder ``name`` that ``build`` filled, built by one worker of this test run
+    (by this process where there are no workers); the others wait for it and read it.
+
+    ``build`` gets an empty folder and must leave it complete; a folder whose build did not
+    finish (its worker failed) is built again by the next worker rather than read half-made."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        # Without xdist, basetemp's parent is shared by every run of this user: not a place
+        # for this run's things.
+        folder = tmp_path_factory.mktemp(name, numbered=True)
+        build(folder)
+        return folder
+    shared = tmp_path_factory.getbasetemp().parent / "once_per_run"
+    shared.mkdir(exist_ok=True)
+    folder, built = shared / name, shared / f"{name}.built"
+    with FileLock(str(shared / f"{name}.lock")):
+        if not built.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build(folder)
+            built.touch()
+    return folder
+
+
+def generated(tmp_path_factory: pytest.TempPathFactory, assignment: str) -> ScratchCourse:
+    """A scratch course with ``assignment`` generated (source, release, gradebook), once
+    per test run; read only: grade in a :meth:`ScratchCourse.clone`."""
+    folder = once_per_run(
+        tmp_path_factory,
+        f"generated-{assignment}",
+        lambda root: ScratchCourse(root, assignment).generate(),
+    )
+    # ScratchCourse writes the course's nbgrader_config.py again, the same text: only the
+    # build above runs nbgrader in this folder (clones have a configuration of their own).
+    return ScratchCourse(folder, assignment)
