@@ -2,7 +2,7 @@
 
 One probe is one request folder (:mod:`.wire`): the grader writes a :class:`Request` as its
 ``message.json``, with the arrays next to it, and runs ``__grader_probe__.answer(folder)``
-in the kernel; the kernel (:mod:`.judge`) writes a :class:`Reply` into the folder's
+in the kernel; the kernel (:func:`answer`) writes a :class:`Reply` into the folder's
 ``response/``. Both sides use these classes, and :meth:`Reply.from_json` trusts nothing: a
 reply that is not exactly this shape raises :class:`.wire.WireError` (the submission broke
 the protocol).

@@ -1,7 +1,8 @@
 """Values as plain data, for the probes between the grader and a student's kernel.
 
-A probe (:mod:`.judge`, :mod:`.judge`) sends a graded function's inputs into the
-sandboxed kernel and its outputs back. Both directions use this format, and nothing else:
+A probe (:mod:`.judge`, the grader's side; :mod:`.probe`, the kernel's) sends a graded
+function's inputs into the sandboxed kernel and its outputs back. Both directions use this
+format, and nothing else:
 
 * a folder holding ``message.json`` and one ``.npy`` file per array;
 * in the JSON, every value is a small record ``{"t": kind, ...}``: ``none``, ``bool``,
@@ -25,7 +26,7 @@ A record (:meth:`.wire.Writer.module`) names the module's class and carries its 
 attributes, parameters, buffers and children. The reading side builds the module from it
 and then fills it (:func:`fill_module`), which refuses anything but data:
 
-* the kernel (:func:`.judge.rebuild`) rebuilds a module the grader sent as the class
+* the kernel (:func:`.probe.rebuild`) rebuilds a module the grader sent as the class
   it names (:func:`known_layer`), or from the test cell's source;
 * the grader (:func:`.judge.stand_in`) never builds a real class from a kernel's record: the
   class name is the student's to choose. A kernel's module is a stand-in whose ``forward``
@@ -287,7 +288,7 @@ class Reader:
     tracked: list[Any] = field(default_factory=list)
     modules: Callable[[dict], Any] | None = None
     """Turns a ``module`` or ``module_ref`` record into a module (each side has its own:
-    :func:`.judge.stand_in`, :func:`.judge.rebuild`); without it they are refused."""
+    :func:`.judge.stand_in`, :func:`.probe.rebuild`); without it they are refused."""
 
     def array(self, name: Any) -> np.ndarray:
         if not isinstance(name, str) or not name.endswith(".npy") or "/" in name or name[0] == ".":

@@ -1,39 +1,25 @@
-"""One notebook's kernel as the grader drives it: sandboxed, cell by cell, tests judged outside.
-
-- :class:`SandboxedKernelManager` starts the kernel in the sandbox (:mod:`.isolation`), or
-  forked from the worker's zygote (:mod:`.zygote`), and talks to it over Unix sockets;
-- :class:`GradingClient` (nbclient) runs the notebook's cells in the kernel and hands each
-  test cell to a judge instead; it also runs a probe's line of code in the kernel;
-- :class:`KernelSession` is that judge: the probe channel into the kernel (:mod:`.judge`),
-  the one thread the test cells run on (:mod:`.judge`), and their verdicts.
-
-:mod:`.session` builds these for one notebook and turns what happened into an
-``ExecutionResult``.
-
-Run one sanitised submission notebook in a sandboxed kernel; judge its test cells outside.
+"""One notebook run in a sandboxed kernel, cell by cell, its test cells judged outside it.
 
 This is the heavy step, run by a worker (a local process or a Dask worker on another
-machine): it needs the notebook only, never the gradebook. What comes back is the executed
-notebook, cell for cell the one it was given, plus an account of what happened.
+machine): :func:`execute_notebook` needs the notebook only, never the gradebook, and
+returns an :class:`~instructor.classroom.worker.ExecutionResult`: the executed notebook,
+cell for cell the one it was given, and what happened.
 
-The kernel runs the student's cells, and only those. Each test cell (its source restored from
-the gradebook) runs here, in the worker's own process, when the notebook reaches it
-(:mod:`.judge`): calls of the graded functions are probes into the kernel
-(:mod:`.judge`), whose answers come back as plain data. So the expected answers never enter
-the kernel, and nothing the student's code does there can change a comparison or the verdict:
-a test cell passes when its code, run here, raises nothing. nbgrader then scores the outputs
-as usual. A test cell the notebook never reached (time limit, dead kernel) gets an error
-output, so that its empty output is not read as a pass.
-
-Where the grader is root with bubblewrap, the kernel is forked from the worker's zygote
-(:mod:`.zygote`, :mod:`.zygote`), which has imported torch and the rest once;
-elsewhere each kernel starts from scratch in a sandbox of its own (:mod:`.isolation`). Either
-way, where cgroups can be written, the kernel has a cgroup of its own (:mod:`.isolation`): its
-limits as a whole, its CPU time for the timed rules, and every process it started, all
-ended when the notebook ends.
-
-The guard (:mod:`.guard`) still runs in the kernel before each test cell, as defence in
-depth: what it finds replaced goes to the integrity report, and no grade depends on it.
+- :class:`SandboxedKernelManager` starts the kernel in the sandbox (:mod:`.isolation`), or,
+  as root with bubblewrap, forked from the worker's zygote (:mod:`.zygote`), which has
+  imported torch once; where cgroups can be written, the kernel has one of its own (its
+  limits as a whole, its CPU time, every process it started, ended with the notebook);
+- :class:`GradingClient` (nbclient) runs the student's cells in the kernel, and only those;
+  it runs the guard (:mod:`instructor.classroom.kernel.guard`, defence in depth: what it
+  finds replaced goes to the integrity report) before each test cell, and a probe's line of
+  code when a test asks;
+- :class:`KernelSession` is the judge: after its :meth:`~KernelSession.handshake` (the kernel
+  loaded the guard and the probe), each test cell, its source restored from the gradebook,
+  runs in this process (:func:`.judge.run_test`), its calls of the graded functions probes
+  into the kernel whose answers come back as plain data. A test cell passes when its code,
+  run here, raises nothing; nbgrader then scores the outputs as usual. A test cell the
+  notebook never reached (time limit, dead kernel) gets an error output, so that its empty
+  output is not read as a pass.
 """
 
 from __future__ import annotations
