@@ -150,6 +150,16 @@ class NbgraderCourse:
         """The API whose autograde replays the sandboxed outputs on the staged copies."""
         return self._api(staged=True)
 
+    def late_plugin(self) -> Any:
+        """The late-submission plugin the course configures
+        (``AssignLatePenalties.plugin_class``: nbgrader's ``LateSubmissionPlugin`` unless
+        set, e.g. :class:`PerHourPenalty`), made as nbgrader's ``autograde`` makes it."""
+        from nbgrader.preprocessors import AssignLatePenalties
+
+        assigner = AssignLatePenalties(config=self.api.config)
+        assigner.init_plugin()
+        return assigner.plugin_inst
+
     def gradebook(self) -> Any:
         from nbgrader.api import Gradebook
 
@@ -375,21 +385,49 @@ def submitted_students(course: NbgraderCourse, assignment: str) -> list[str]:
     ]
 
 
+def settle_late_penalty(plugin: Any, student: str, notebook: Any, seconds_late: float) -> float:
+    """The late penalty of one submitted notebook (an nbgrader ``SubmittedNotebook``): the
+    course's ``plugin`` applied to its score now (autograded and hand-given points) and
+    ``seconds_late``, kept within 0 and the score as nbgrader's ``AssignLatePenalties``
+    keeps it; set as its ``late_submission_penalty`` (None: no penalty, as nbgrader)."""
+    penalty = None
+    if seconds_late > 0:
+        penalty = plugin.late_submission_penalty(student, notebook.score, seconds_late)
+        if penalty is not None:
+            penalty = min(max(float(penalty), 0.0), float(notebook.score))
+    notebook.late_submission_penalty = penalty
+    return penalty or 0.0
+
+
 def late_penalties(
     course: NbgraderCourse, summaries: list[HandInSummary]
 ) -> dict[tuple[str, str], float]:
-    """(student, assignment) -> nbgrader's ``late_submission_penalty`` of the submission
-    in the gradebook (0 where it has none)."""
+    """(student, assignment) -> the hand-in's late penalty, made now, and written into the
+    gradebook (0 where it has none; a hand-in not in the gradebook is left out).
+
+    nbgrader computes ``late_submission_penalty`` when it records a hand-in (autograde),
+    on the score of that moment: points given by hand later (formgrader) would count or
+    not depending on whether the hand-in was recorded again since. The one rule instead:
+    the course's late-submission plugin (:meth:`NbgraderCourse.late_plugin`) applied to
+    each notebook's current score and the submission's lateness in the gradebook
+    (:func:`settle_late_penalty`), brought into the gradebook, so that ``nbgrader
+    export``, formgrader and the feedback carry the penalty ``totals.csv`` does."""
+    from nbgrader.api import MissingEntry
+
+    plugin = course.late_plugin()
     penalties = {}
     with course.gradebook() as gb:
         for summary in summaries:
             try:
                 submission = gb.find_submission(summary.assignment, summary.student)
-            except Exception:  # noqa: BLE001 - not in the gradebook: no penalty known
+            except MissingEntry:  # not in the gradebook: no penalty known
                 continue
-            penalties[(summary.student, summary.assignment)] = float(
-                submission.late_submission_penalty or 0.0
+            seconds_late = submission.total_seconds_late
+            penalties[(summary.student, summary.assignment)] = sum(
+                settle_late_penalty(plugin, summary.student, notebook, seconds_late)
+                for notebook in submission.notebooks
             )
+        gb.db.commit()
     return penalties
 
 

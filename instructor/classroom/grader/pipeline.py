@@ -55,6 +55,7 @@ from instructor.classroom.grader.course import (
     fingerprint,
     from_gradebook,
     grading_context,
+    late_penalties,
 )
 from instructor.classroom.grader.feedback import lacking_feedback, write_feedback
 from instructor.classroom.grader.integrity import (
@@ -347,6 +348,9 @@ class ClassGrader:
                 if after != before:
                     self.state.save(after)
                     hand_graded.add((after.assignment, after.student))
+            # Late penalties on the scores as they now are (hand-given points included),
+            # into the gradebook before the feedback shows them; the reports do the same.
+            late_penalties(self.course, summaries)
             if self.feedback:
                 regraded = {(h.assignment, h.student) for h in graded}
                 lacking = lacking_feedback(self.root, self.state, assignments, self.force)

@@ -9,7 +9,9 @@ In ``reports/``:
     ``unanswered``).
 ``totals.csv``
     one row per student and assignment, then one per student over the course (``TOTAL``):
-    ``score``, ``max_score``, ``late_penalty`` (nbgrader's, from the gradebook) and
+    ``score``, ``max_score``, ``late_penalty`` (the course's late-submission plugin on the
+    score and the gradebook's lateness, made when the reports are written and written into
+    the gradebook: :func:`.course.late_penalties`) and
     ``final`` (score less the penalty, never below 0, as ``nbgrader export`` computes it).
     An assignment not handed in counts 0 in the total. ``awaiting_manual``: the points of
     answers that await a grader; while there are any, ``final`` is empty (also in
@@ -92,7 +94,9 @@ def write_reports(
     Args:
         present_students: only these students are reported (a student whose submission
             folder was removed disappears); None: every summary.
-        course: the nbgrader course: late penalties and names from its gradebook, the LMS
+        course: the nbgrader course: late penalties (:func:`late_penalties`: made now from
+            each notebook's score and lateness, and written into its gradebook) and names
+            from its gradebook, the LMS
             ids of students from an LMS download (``lms_students.json`` next to its
             ``submitted/``), and the near copies among its autograded notebooks (unless
             ``copies`` is given), and the scores (:func:`from_gradebook`: hand-given

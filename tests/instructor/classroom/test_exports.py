@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import csv
 import re
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 from nbgrader.api import Gradebook
 
-from instructor.classroom.grader.course import late_penalties, student_names
+from instructor.classroom.grader.course import (
+    NbgraderCourse,
+    PerHourPenalty,
+    late_penalties,
+    student_names,
+)
 from instructor.classroom.grader.reports import write_exports, write_reports
 from instructor.lms.export import BLACKBOARD_IDENTITY, CANVAS_IDENTITY, EXPORTS, MOODLE_WORKSHEET
 from instructor.lms.roster import LmsIdentity
@@ -136,28 +142,39 @@ def test_lms_download_ids_key_the_canvas_and_moodle_exports(
     assert not (tmp_path / "moodle_worksheet_x.csv").exists()
 
 
+DUE = datetime(2026, 11, 20, 12, 0, 0)
+
+
 def _gradebook(tmp_path: Path) -> str:
+    """Assignment x, due at DUE, one code test (9 points): alice on time with 9, bob half
+    an hour late with 4.5. nbgrader's recorded penalty of bob is stale (2.0)."""
     url = f"sqlite:///{tmp_path / 'gradebook.db'}"
     with Gradebook(url) as gb:
-        gb.add_assignment("x")
+        gb.add_assignment("x", duedate=DUE)
         gb.add_notebook("x", "x")
+        gb.add_grade_cell("test_a", "x", "x", max_score=9, cell_type="code")
         gb.add_student("alice", first_name="Alice", last_name="Smith")
         gb.add_student("bob")
-        for student in ("alice", "bob"):
-            gb.add_submission("x", student)
+        for student, late, score in (("alice", -60, 9.0), ("bob", 30, 4.5)):
+            gb.add_submission("x", student, timestamp=DUE + timedelta(minutes=late))
+            gb.find_grade("test_a", "x", "x", student).auto_score = score
         gb.find_submission_notebook("x", "x", "bob").late_submission_penalty = 2.0
         gb.db.commit()
     return url
 
 
 class _Course:
-    """What the reports read of an ``NbgraderCourse``: its gradebook."""
+    """What the reports read of an ``NbgraderCourse``: its gradebook and late plugin
+    (20 % per started hour)."""
 
     def __init__(self, url: str) -> None:
         self.url = url
 
     def gradebook(self) -> Gradebook:
         return Gradebook(self.url)
+
+    def late_plugin(self) -> PerHourPenalty:
+        return PerHourPenalty(percent_per_hour=20)
 
     def submitted_folder(self) -> Path:
         return Path(self.url.removeprefix("sqlite:///")).parent / "submitted"
@@ -169,7 +186,8 @@ def test_late_penalties_and_names_come_from_the_gradebook(
     monkeypatch.setenv("PATH", nbgrader_env()["PATH"])  # nbgrader runs alembic by name
     course = _Course(_gradebook(tmp_path))
     summaries = [one_cell_summary("alice", "x", 9.0, 9.0), one_cell_summary("bob", "x", 4.5, 9.0)]
-    assert late_penalties(course, summaries) == {("alice", "x"): 0.0, ("bob", "x"): 2.0}  # type: ignore[arg-type]
+    # bob: one started hour late, 20 % of 4.5; the stale 2.0 nbgrader recorded is replaced.
+    assert late_penalties(course, summaries) == {("alice", "x"): 0.0, ("bob", "x"): 0.9}  # type: ignore[arg-type]
     assert student_names(course, ["alice", "bob", "nobody"]) == {"alice": "Alice Smith"}  # type: ignore[arg-type]
     write_reports(tmp_path / "reports", summaries, course=course, copies={})  # type: ignore[arg-type]
     with (tmp_path / "reports" / "totals.csv").open() as handle:
@@ -179,13 +197,66 @@ def test_late_penalties_and_names_come_from_the_gradebook(
         "assignment": "x",
         "score": "4.5",
         "max_score": "9",
-        "late_penalty": "2",
-        "final": "2.5",
+        "late_penalty": "0.9",
+        "final": "3.6",
         "awaiting_manual": "0",
     }
-    assert totals[("bob", "TOTAL")]["final"] == "2.5"
+    assert totals[("bob", "TOTAL")]["final"] == "3.6"
     assert totals[("alice", "TOTAL")]["late_penalty"] == "0"
     for name in EXPORTS:
         assert (tmp_path / "reports" / name).exists()
     assert _rows(tmp_path / "reports" / "canvas.csv")[1][0] == "Points Possible"
-    assert _rows(tmp_path / "reports" / "moodle.csv")[1:] == [["alice", "9"], ["bob", "2.5"]]
+    assert _rows(tmp_path / "reports" / "moodle.csv")[1:] == [["alice", "9"], ["bob", "3.6"]]
+    with Gradebook(course.url) as gb:  # what nbgrader export and formgrader read
+        assert gb.find_submission("x", "bob").late_submission_penalty == pytest.approx(0.9)
+
+
+LATE_COURSE_CONFIG = """c = get_config()  # noqa: F821
+c.CourseDirectory.course_id = "late"
+c.AssignLatePenalties.plugin_class = "instructor.classroom.grader.course.PerHourPenalty"
+c.PerHourPenalty.percent_per_hour = 10
+"""
+
+
+def _cat_row(folder: Path) -> dict[str, str]:
+    with (folder / "totals.csv").open() as handle:
+        return next(r for r in csv.DictReader(handle) if r["assignment"] == "x")
+
+
+def test_the_late_penalty_follows_a_grade_given_by_hand(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A late hand-in recorded with its autograded points, a written answer graded by hand
+    afterwards (nbgrader's API, as formgrader saves it): the reports' penalty is the
+    course's plugin (10 % per started hour) on the score with the hand-given points, the
+    gradebook holds the same, and writing the reports again changes nothing."""
+    monkeypatch.setenv("PATH", nbgrader_env()["PATH"])  # nbgrader runs alembic by name
+    (tmp_path / "nbgrader_config.py").write_text(LATE_COURSE_CONFIG)
+    course = NbgraderCourse(tmp_path)
+    with course.gradebook() as gb:
+        gb.add_assignment("x", duedate=DUE)
+        gb.add_notebook("x", "x")
+        gb.add_grade_cell("test_a", "x", "x", max_score=10, cell_type="code")
+        gb.add_grade_cell("written", "x", "x", max_score=2, cell_type="markdown")
+        gb.add_student("cat")
+        gb.add_submission("x", "cat", timestamp=DUE + timedelta(minutes=20))
+        gb.find_grade("test_a", "x", "x", "cat").auto_score = 8.0
+        gb.db.commit()
+    summaries = [one_cell_summary("cat", "x", 8.0, 12.0)]
+    write_reports(tmp_path / "reports", summaries, course=course, copies={})
+    assert float(_cat_row(tmp_path / "reports")["late_penalty"]) == pytest.approx(0.8)
+
+    with course.gradebook() as gb:
+        gb.find_grade("written", "x", "x", "cat").manual_score = 1.5
+        gb.db.commit()
+    rows = []
+    for run in ("first", "second"):
+        write_reports(tmp_path / run, summaries, course=course, copies={})
+        rows.append(_cat_row(tmp_path / run))
+        with course.gradebook() as gb:
+            recorded = gb.find_submission("x", "cat").late_submission_penalty
+        assert recorded == pytest.approx(0.95), run  # 10 % of 8 + 1.5
+    assert rows[0] == rows[1]
+    assert float(rows[0]["score"]) == pytest.approx(9.5)
+    assert float(rows[0]["late_penalty"]) == pytest.approx(0.95)
+    assert float(rows[0]["final"]) == pytest.approx(8.55)
