@@ -33,7 +33,8 @@ Playwright. What runs, in order:
    feedback: their score, the diagnostic (ben), the instructor's comment (cat); no hidden
    test and no other student's name;
 7. ``reports/totals.csv`` and the LMS exports carry the hand-given points and cat's late
-   penalty (10 % per started hour, from the exchange's own timestamp);
+   penalty (10 % per started hour, from the exchange's own timestamp, of her score with
+   the hand-given points), and the gradebook holds the same penalty;
 8. what a student may not do, tried as the student's system user: list the exchange's
    inbound or feedback folders, read another's home or the instructor's gradebook, open
    formgrader (theirs is off, the instructor's server is not theirs); and bad hand-ins:
@@ -560,12 +561,11 @@ def check_reports(hub: Hub) -> None:
         ).fetchone()
     score, penalty = float(cat["score"]), float(cat["late_penalty"])
     assert score == pytest.approx(auto + MANUAL_POINTS), (cat, auto)
-    # Late by under an hour: one started hour, 10 % of the notebook's score as nbgrader
-    # recorded it when it autograded the notebook.
-    assert recorded_penalty and penalty == pytest.approx(recorded_penalty), (cat, recorded_penalty)
-    assert penalty == pytest.approx(auto * PER_HOUR / 100) or penalty == pytest.approx(
-        score * PER_HOUR / 100
-    ), (cat, auto)
+    # Late by under an hour: one started hour, 10 % of the notebook's score with the
+    # hand-given points, made when the reports were written; the gradebook holds the same
+    # (what nbgrader export and formgrader read).
+    assert penalty == pytest.approx(score * PER_HOUR / 100), (cat, auto)
+    assert recorded_penalty == pytest.approx(penalty), (cat, recorded_penalty)
     print(f"cat: score {score} (auto {auto} + manual {MANUAL_POINTS}), late penalty {penalty}")
     assert float(cat["final"]) == pytest.approx(score - penalty), cat
     assert cat["awaiting_manual"] in ("0", "False", ""), cat
