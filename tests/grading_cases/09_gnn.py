@@ -23,6 +23,26 @@ ZERO_ISOLATED = (
     "    weights = torch.where(has_neighbour, weights, 0.0)  # NaN rows (no in-neighbour) -> 0\n"
 )
 
+
+def sparse_attention(edges: str) -> str:
+    """graph_attention written the PyG way, one score per column of ``edges`` (an expression
+    over edge_index) and a scatter softmax over the columns that arrive at each node."""
+    return f"""
+def graph_attention(X, edge_index, W_q, W_k, W_v):
+    source, target = {edges}
+    Q, K, V = X @ W_q.T, X @ W_k.T, X @ W_v.T
+    scores = (Q[target] * K[source]).sum(dim=-1) / Q.shape[-1] ** 0.5  # (E,)
+    n = X.shape[0]
+    best = torch.full((n,), float("-inf"), dtype=X.dtype)
+    best = best.scatter_reduce(0, target, scores, reduce="amax")
+    exp = torch.exp(scores - best[target])  # (E,)
+    total = torch.zeros(n, dtype=X.dtype).index_add(0, target, exp)
+    alpha = exp / total[target]  # softmax over the edges into each target
+    out = torch.zeros(n, V.shape[-1], dtype=X.dtype)
+    return out.index_add(0, target, alpha[:, None] * V[source])
+"""
+
+
 # fmt: off
 CASES = [
     # ------------------------------------------------------------------ adjacency_mask
@@ -136,31 +156,32 @@ def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
             "    weights = exp / exp.sum(dim=-1, keepdim=True)"
         ),
     }, hidden=True),
-    Case("graph_attention", "right", "sparse, one score per edge, scatter softmax", '''
-def graph_attention(X, edge_index, W_q, W_k, W_v):
-    source, target = edge_index
-    Q, K, V = X @ W_q.T, X @ W_k.T, X @ W_v.T
-    scores = (Q[target] * K[source]).sum(dim=-1) / Q.shape[-1] ** 0.5  # (E,)
-    n = X.shape[0]
-    best = torch.full((n,), float("-inf"), dtype=X.dtype)
-    best = best.scatter_reduce(0, target, scores, reduce="amax")
-    exp = torch.exp(scores - best[target])  # (E,)
-    total = torch.zeros(n, dtype=X.dtype).index_add(0, target, exp)
-    alpha = exp / total[target]  # softmax over the edges into each target
-    out = torch.zeros(n, V.shape[-1], dtype=X.dtype)
-    return out.index_add(0, target, alpha[:, None] * V[source])
-'''),
+    Case("graph_attention", "wrong", "PyG's way: a softmax per column, a duplicate counted twice",
+         sparse_attention("edge_index"), message="a duplicate edge was counted twice"),
+    Case("graph_attention", "right", "sparse, duplicates removed, then a scatter softmax",
+         sparse_attention("edge_index.unique(dim=1)")),
     Case("graph_attention", "right", "loop over nodes, F.scaled_dot_product_attention", '''
 def graph_attention(X, edge_index, W_q, W_k, W_v):
     Q, K, V = X @ W_q.T, X @ W_k.T, X @ W_v.T
     rows = []
     for i in range(X.shape[0]):
-        sources = edge_index[0][edge_index[1] == i]
+        sources = edge_index[0][edge_index[1] == i].unique()  # a duplicate edge counts once
         if len(sources) == 0:
             rows.append(torch.zeros(V.shape[-1], dtype=X.dtype))
         else:
             rows.append(F.scaled_dot_product_attention(Q[i : i + 1], K[sources], V[sources])[0])
     return torch.stack(rows)
+'''),
+    Case("graph_attention", "right", "PyG: coalesce, then torch_geometric.utils.softmax", '''
+def graph_attention(X, edge_index, W_q, W_k, W_v):
+    from torch_geometric.utils import coalesce, softmax
+
+    source, target = coalesce(edge_index, num_nodes=X.shape[0])  # duplicates removed
+    Q, K, V = X @ W_q.T, X @ W_k.T, X @ W_v.T
+    scores = (Q[target] * K[source]).sum(dim=-1) / Q.shape[-1] ** 0.5  # (E,)
+    alpha = softmax(scores, target, num_nodes=X.shape[0])
+    out = torch.zeros(X.shape[0], V.shape[-1], dtype=X.dtype)
+    return out.index_add(0, target, alpha[:, None] * V[source])
 '''),
     # ------------------------------------------------------------------ edge_softmax
     Mutation("edge_softmax", "buffers sized by the largest target (fails for E = 0)", {
