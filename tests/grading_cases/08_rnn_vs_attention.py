@@ -84,7 +84,18 @@ CASES = [
         'given = {"W_x": W_x, "W_h": W_h, "b": b, "h0": h0}': (
             'given = {"W_x": W_x, "W_h": W_h, "b": b}'
         ),
-    }, hidden=True),
+    }, message="should raise ValueError for h0 of shape (5,) where d_h = 4"),
+    Mutation("rnn_forward", "only W_x's shape checked (the one the text gives as an example)", {
+        'given = {"W_x": W_x, "W_h": W_h, "b": b, "h0": h0}': 'given = {"W_x": W_x}',
+    }, message="should raise ValueError for W_h of shape (4, 5) where d_h = 4"),
+    Case("rnn_forward", "wrong", "computed in float32, the result cast back to X's dtype", rnn('''
+    h = (X.new_zeros(d_h) if h0 is None else h0).float()
+    rows = []
+    for t in range(X.shape[0]):
+        h = torch.tanh(W_x.float() @ X[t].float() + W_h.float() @ h + b.float())
+        rows.append(h)
+    return torch.stack(rows).to(X.dtype)
+'''), hidden=True),
     Case("rnn_forward", "right", "one matrix-vector product per step, explicit dtype", rnn('''
     h = torch.zeros(d_h, dtype=X.dtype) if h0 is None else h0
     rows = []
