@@ -34,7 +34,16 @@ def pixels_as_vectors(img):
     }, message="Images need not be square: there are H * W"),
     Mutation("pixels_as_vectors", "squeezed: a one-channel image loses its channel axis", {
         ".transpose(-2, -1)": ".transpose(-2, -1).squeeze()",
-    }, hidden=True),
+    }, message="it has lost its channel axis (a .squeeze()?)"),
+    Case("pixels_as_vectors", "wrong", "channels hard-coded to 3 (RGB)", '''
+def pixels_as_vectors(img):
+    return img.permute(1, 2, 0).reshape(-1, 3)
+''', message="the number of channels is hard-coded to 3 (RGB)"),
+    Case("pixels_as_vectors", "wrong", "computed in float32, cast back to img's dtype", '''
+def pixels_as_vectors(img):
+    pixels = img.float().permute(1, 2, 0).reshape(-1, img.shape[0])
+    return pixels.to(img.dtype)
+''', hidden=True),
     Case("pixels_as_vectors", "right", "permute then reshape", '''
 def pixels_as_vectors(img):
     return img.permute(1, 2, 0).reshape(-1, img.shape[0])
@@ -111,6 +120,14 @@ def patchify(img, patch_size):
     if h % patch_size or w % patch_size:
         raise ValueError(f"H = {h} and W = {w} must be multiples of patch_size = {patch_size}")
     return F.unfold(img.unsqueeze(0), patch_size, stride=patch_size).squeeze().T
+''', message="it has lost its patch axis (a .squeeze()?)"),
+    Case("patchify", "wrong", "F.unfold in float32, cast back to img's dtype", '''
+def patchify(img, patch_size):
+    _, h, w = img.shape
+    if h % patch_size or w % patch_size:
+        raise ValueError(f"H = {h} and W = {w} must be multiples of patch_size = {patch_size}")
+    patches = F.unfold(img[None].float(), patch_size, stride=patch_size)[0].T
+    return patches.to(img.dtype)
 ''', hidden=True),
     Case("patchify", "right", "F.unfold with explicit errors", '''
 def patchify(img, patch_size):
