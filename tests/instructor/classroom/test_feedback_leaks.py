@@ -1,9 +1,10 @@
 """Feedback HTML never shows a hidden test or a line of the reference solution, and shows
 each failing test's error message whole.
 
-For every notebook of course.toml, a scratch course (one per notebook) grades three
-students with nbgrader's API: the reference solution, the untouched student version and
-one wrong answer of ``tests/grading_cases`` (``load_cases``; one with a promised message
+For every notebook of course.toml, a scratch course (one per notebook, each an xdist group
+of its own, cloned from the course generated once per run: ``support.graded_class``) grades
+three students with nbgrader's API: the reference solution, the untouched student version
+and one wrong answer of ``tests/grading_cases`` (``load_cases``; one with a promised message
 where there is one). Then the class grader's feedback step (``feedback.feedback_for``:
 nbgrader's ``generate_feedback`` with :class:`RedactFeedback`) writes their HTML, which is
 searched for every hidden test line and every reference-solution line that the student did
@@ -28,8 +29,7 @@ from instructor.classroom.grader.feedback import (
 )
 from instructor.grading_cases import Case, load_cases
 from instructor.scratch_course import ScratchCourse
-
-pytestmark = pytest.mark.xdist_group("feedback_leaks")
+from support.graded_class import generated
 
 NOTEBOOKS = registry.load().ids
 HIDDEN_MIN = 15
@@ -47,11 +47,15 @@ def _wrong_case(notebook_id: str) -> Case:
     return ([case for case in wrong if case.message] or wrong)[0]
 
 
-@pytest.fixture(scope="module", params=NOTEBOOKS)
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param(n, marks=pytest.mark.xdist_group(f"feedback_leaks-{n}")) for n in NOTEBOOKS
+    ],
+)
 def graded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict:
     notebook_id: str = request.param
-    course = ScratchCourse(tmp_path_factory.mktemp(notebook_id), notebook_id)
-    course.generate()
+    course = generated(tmp_path_factory, notebook_id).clone(tmp_path_factory.mktemp(notebook_id))
     released = course.released()
     stubs = anatomy.solution_sources(released)
     wrong = _wrong_case(notebook_id)

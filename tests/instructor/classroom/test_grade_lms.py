@@ -26,7 +26,10 @@ from instructor.classroom.__main__ import main
 from instructor.lms.export import BLACKBOARD_IDENTITY, format_points
 from instructor.scratch_course import ScratchCourse
 
-pytestmark = pytest.mark.xdist_group("classroom-lms")
+# Each test grades a download of its own: no group, but the PostgreSQL ones share one
+# worker, so that one server is started (conftest.postgres_server is per worker).
+ON_THE_SERVER = pytest.mark.xdist_group("classroom-lms-postgresql")
+DATABASES = ["sqlite", pytest.param("postgresql", marks=ON_THE_SERVER)]
 
 A = "01_vector_sets"
 NB = f"{A}.ipynb"
@@ -110,7 +113,7 @@ def _gradebook(db_url: str) -> dict[str, tuple[float, float]]:
         }
 
 
-@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("database", DATABASES)
 def test_canvas_download(
     course: ScratchCourse,
     kinds: dict[str, str],
@@ -165,7 +168,7 @@ def test_canvas_download(
     }
 
 
-@pytest.mark.parametrize("database", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("database", DATABASES)
 def test_blackboard_download(
     course: ScratchCourse,
     kinds: dict[str, str],
@@ -215,7 +218,11 @@ def test_blackboard_download(
 
 
 @pytest.mark.parametrize(
-    "gradebooks", [("sqlite", "sqlite"), ("postgresql",)], ids=["sqlite", "postgresql"]
+    "gradebooks",
+    [
+        pytest.param(("sqlite", "sqlite"), id="sqlite"),
+        pytest.param(("postgresql",), id="postgresql", marks=ON_THE_SERVER),
+    ],
 )
 def test_moodle_download_then_a_new_gradebook(
     course: ScratchCourse,
