@@ -189,6 +189,18 @@ def one_hot(tokens, vocab):
         "frame_signal",
         "hop_length not checked: a hop of 0 divides by zero",
         {"if frame_length <= 0 or hop_length <= 0:": "if frame_length <= 0:"},
+        message="should raise ValueError for hop_length = 0 (a hop must be positive)",
+    ),
+    Mutation(
+        "frame_signal",
+        "a 2-D signal not refused (only the lengths checked)",
+        {"    if signal.dim() != 1:\n": "    if False:\n"},
+        message="should raise ValueError for a 2-D signal (50, 2)",
+    ),
+    Mutation(
+        "frame_signal",
+        "frames gathered in float32, cast back to the signal's dtype",
+        {"return signal[index]": "return signal.float()[index].to(signal.dtype)"},
         hidden=True,
     ),
     Case(
