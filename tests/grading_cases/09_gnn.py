@@ -80,6 +80,9 @@ CASES = [
         "outside = (edge_index < 0) | (edge_index >= num_nodes)": (
             "outside = edge_index >= num_nodes"
         ),
+    }, message="should raise ValueError for a negative node index -1"),
+    Mutation("adjacency_mask", "only edge_index.shape[0] checked, not its dimensions", {
+        "if edge_index.dim() != 2 or edge_index.shape[0] != 2:": "if edge_index.shape[0] != 2:",
     }, hidden=True),
     Case("adjacency_mask", "right", "loop over the edges", '''
 def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
@@ -239,6 +242,9 @@ def edge_softmax(scores, edge_index, num_nodes):
     }, message="should raise ValueError"),
     Mutation("edge_softmax", "only the number of scores checked, not their dimensions", {
         "scores.dim() not in (1, 2) or scores.shape[0]": "scores.shape[0]",
+    }, message="should raise ValueError for scores of shape (6, 2, 1)"),
+    Mutation("edge_softmax", "only edge_index.shape[0] checked, not its dimensions", {
+        "if edge_index.dim() != 2 or edge_index.shape[0] != 2:": "if edge_index.shape[0] != 2:",
     }, hidden=True),
     Case("edge_softmax", "wrong", "dense: an (N, N) masked score matrix, read at the edges", '''
 def edge_softmax(scores, edge_index, num_nodes):
