@@ -7,16 +7,16 @@
 - :class:`NotebookSummary` (with its :class:`CellGrade` scores) and :class:`HandInSummary`:
   what the grader recorded, kept as the resume state and read back for the reports.
 
-The summaries are stored as JSON (``.grading/state/`` and ``reports/integrity.json``):
-:meth:`HandInSummary.to_json` and :meth:`HandInSummary.from_json` keep that format.
+The summaries are stored as JSON (``.grading/state/``, ``reports/integrity.json``) by a
+pydantic ``TypeAdapter`` over these dataclasses, unknown keys refused
+(:meth:`HandInSummary.to_json`, :meth:`HandInSummary.from_json`): a cell's grade is
+``[score, max_score, manual?]``, a zeroed test ``[kind, reason]``; what is None (and an empty
+``imports_error`` or ``best_effort``) is left out.
 
-What each graded cell and each hand-in came to, for the reports and the run's log.
-
-:func:`cell_outcome` is a cell's outcome in ``grades.csv`` (see :mod:`.reports`),
-:func:`zero_reason` why a notebook scored 0 when wrong answers are not the reason, and
-:func:`attention` every line an instructor should read about one hand-in (the integrity
-report's entries). All are decided from the records (:mod:`.records`): outcomes and zero
-kinds set where they happened, never from a message's words.
+:func:`cell_outcome` is a cell's outcome in ``grades.csv``, :func:`zero_reason` why a
+notebook scored 0 when wrong answers are not the reason, and :func:`attention` every line an
+instructor should read about one hand-in: all decided from the records, never from a
+message's words.
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Annotated, Any, TypeVar
+
+from pydantic import ConfigDict, PlainSerializer, PlainValidator, TypeAdapter, model_serializer
 
 from instructor.classroom.worker import (
     NOT_RUN_OUTCOMES,
@@ -36,8 +38,8 @@ from instructor.classroom.worker import (
     ZeroKind,
 )
 
-if TYPE_CHECKING:
-    pass
+_STRICT = ConfigDict(extra="forbid")
+"""The state's records refuse keys they do not know."""
 
 
 @dataclass(frozen=True)
@@ -76,7 +78,8 @@ class Manual(StrEnum):
 
 
 class CellOutcome(StrEnum):
-    """A graded cell's outcome in ``grades.csv`` (:func:`cell_outcome`)."""
+    """A graded cell's outcome in ``grades.csv`` (:func:`cell_outcome`); a cell graded by
+    hand has the member named as its :class:`Manual`."""
 
     PASSED = "passed"
     FAILED = "failed"
@@ -86,14 +89,6 @@ class CellOutcome(StrEnum):
     AWAITING = "awaiting manual grading"
     GRADED = "graded by hand"
     UNANSWERED = "unanswered"
-
-
-MANUAL_OUTCOMES = {
-    Manual.AWAITING: CellOutcome.AWAITING,
-    Manual.GRADED: CellOutcome.GRADED,
-    Manual.UNANSWERED: CellOutcome.UNANSWERED,
-}
-"""The outcome of a cell graded by hand, by where it stands."""
 
 
 @dataclass(frozen=True)
@@ -111,22 +106,51 @@ class CellGrade:
     def awaiting(self) -> bool:
         return self.manual == Manual.AWAITING
 
-    def to_json(self) -> list[Any]:
-        return [self.score, self.max_score, *([self.manual] if self.manual else [])]
 
-    @classmethod
-    def from_json(cls, cell: str, data: list[Any]) -> CellGrade:
-        return cls(cell, data[0], data[1], Manual(data[2]) if len(data) > 2 else None)
+def _cells(data: Any) -> tuple[CellGrade, ...] | None:
+    if data is None:
+        return None
+    return tuple(
+        CellGrade(c, s[0], s[1], Manual(s[2]) if len(s) > 2 else None) for c, s in data.items()
+    )
+
+
+def _zeroed(data: Any) -> tuple[ZeroedTest, ...]:
+    """``{test: [kind, reason]}`` (a bare reason: written before kinds were recorded)."""
+    return tuple(
+        ZeroedTest(test, str(v[1]), ZeroKind(v[0]))
+        if isinstance(v, list) and len(v) == 2
+        else ZeroedTest(test, str(v))
+        for test, v in data.items()
+    )
+
+
+Cells = Annotated[
+    tuple[CellGrade, ...] | None,
+    PlainValidator(_cells),
+    PlainSerializer(
+        lambda cells: {
+            g.cell: [g.score, g.max_score, *([g.manual] if g.manual else [])] for g in cells
+        }
+    ),
+]
+Zeroed = Annotated[
+    tuple[ZeroedTest, ...],
+    PlainValidator(_zeroed),
+    PlainSerializer(lambda zeroed: {z.test: [z.kind, z.reason] for z in zeroed}),
+]
 
 
 @dataclass(frozen=True)
 class NotebookSummary:
     """What happened to one notebook of a hand-in."""
 
+    __pydantic_config__ = _STRICT
+
     outcome: Outcome = Outcome.PENDING
     notes: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()
-    zeroed: tuple[ZeroedTest, ...] = ()
+    zeroed: Zeroed = ()
     restored: tuple[str, ...] | None = None
     """From here to ``seconds``: None where the notebook was not executed."""
     events: tuple[str, ...] | None = None
@@ -135,7 +159,7 @@ class NotebookSummary:
     """From here on: None where the gradebook has nothing for the notebook. A cell that
     awaits a grader adds nothing to ``score`` (nbgrader's sum): see :attr:`awaiting`."""
     max_score: float | None = None
-    cells: tuple[CellGrade, ...] | None = None
+    cells: Cells = None
     imports_error: str = ""
     """The error the imports cell raised (``ModuleNotFoundError: ...``), ``""`` if none: then
     every later cell that needs its names fails. Absent from older state files."""
@@ -173,52 +197,27 @@ class NotebookSummary:
             best_effort=result.best_effort,
         )
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "outcome": self.outcome,
-            "notes": list(self.notes),
-            "flags": list(self.flags),
-            "zeroed": {z.test: [str(z.kind), z.reason] for z in self.zeroed},
-        }
-        if self.seconds is not None:
-            data["restored"] = list(self.restored or ())
-            data["events"] = list(self.events or ())
-            data["seconds"] = self.seconds
-        if self.cells is not None:
-            data["score"] = self.score
-            data["max_score"] = self.max_score
-            data["cells"] = {g.cell: g.to_json() for g in self.cells}
-        if self.imports_error:
-            data["imports_error"] = self.imports_error
-        if self.best_effort:
-            data["best_effort"] = list(self.best_effort)
+    @model_serializer(mode="wrap")
+    def _without_empty(self, handler: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
+        data = handler(self)
+        for key in ("imports_error", "best_effort"):
+            if not data.get(key):
+                data.pop(key, None)
         return data
+
+    def to_json(self) -> dict[str, Any]:
+        return _dump(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> NotebookSummary:
-        executed = "seconds" in data
-        cells = data.get("cells")
-        return cls(
-            outcome=Outcome(data["outcome"]),
-            notes=tuple(data.get("notes", ())),
-            flags=tuple(data.get("flags", ())),
-            zeroed=tuple(_zeroed(t, v) for t, v in data.get("zeroed", {}).items()),
-            restored=tuple(data.get("restored", ())) if executed else None,
-            events=tuple(data.get("events", ())) if executed else None,
-            seconds=data.get("seconds"),
-            score=data.get("score"),
-            max_score=data.get("max_score"),
-            cells=None
-            if cells is None
-            else tuple(CellGrade.from_json(c, data) for c, data in cells.items()),
-            imports_error=data.get("imports_error", ""),
-            best_effort=tuple(data.get("best_effort", ())),
-        )
+        return _ADAPTERS[cls].validate_python(data)
 
 
 @dataclass(frozen=True)
 class HandInSummary:
     """What the grader recorded for one hand-in (its resume state and report entry)."""
+
+    __pydantic_config__ = _STRICT
 
     student: str
     assignment: str
@@ -249,35 +248,21 @@ class HandInSummary:
         return sum(g.max_score or 0 for _, g in self.awaiting)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "student": self.student,
-            "assignment": self.assignment,
-            "fingerprint": self.fingerprint,
-            "notes": list(self.notes),
-            "error": self.error,
-            "notebooks": {name: nb.to_json() for name, nb in self.notebooks.items()},
-        }
+        return _dump(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> HandInSummary:
-        return cls(
-            student=data["student"],
-            assignment=data["assignment"],
-            fingerprint=data.get("fingerprint", ""),
-            notes=tuple(data.get("notes", ())),
-            error=data.get("error", ""),
-            notebooks={
-                name: NotebookSummary.from_json(nb) for name, nb in data["notebooks"].items()
-            },
-        )
+        return _ADAPTERS[cls].validate_python(data)
 
 
-def _zeroed(test: str, value: Any) -> ZeroedTest:
-    """A ``zeroed`` entry of the state: ``[kind, reason]`` (a bare reason: written before
-    kinds were recorded)."""
-    if isinstance(value, list) and len(value) == 2:
-        return ZeroedTest(test, str(value[1]), ZeroKind(value[0]))
-    return ZeroedTest(test, str(value))
+_ADAPTERS = {cls: TypeAdapter(cls) for cls in (NotebookSummary, HandInSummary)}
+
+
+def _dump(record: HandInSummary | NotebookSummary) -> dict[str, Any]:
+    # warnings=False: a record made with an outcome as text (tests do) dumps the same.
+    return _ADAPTERS[type(record)].dump_python(
+        record, mode="json", exclude_none=True, warnings=False
+    )
 
 
 def cell_outcome(record: NotebookSummary, grade: CellGrade) -> CellOutcome:
@@ -286,7 +271,7 @@ def cell_outcome(record: NotebookSummary, grade: CellGrade) -> CellOutcome:
     :mod:`.reports`."""
     missing = grade.manual == Manual.UNANSWERED and record.outcome in NOT_RUN_OUTCOMES
     if grade.manual and not missing:  # a missing notebook's written answer: "not run"
-        return MANUAL_OUTCOMES[grade.manual]
+        return CellOutcome[grade.manual.name]
     if grade.score is not None and grade.max_score is not None and grade.score >= grade.max_score:
         return CellOutcome.PASSED
     zeroed = {z.test: z.kind for z in record.zeroed}
