@@ -350,14 +350,14 @@ class ClassGrader:
                     hand_graded.add((after.assignment, after.student))
             # Late penalties on the scores as they now are (hand-given points included),
             # into the gradebook before the feedback shows them; the reports do the same.
-            late_penalties(self.course, summaries)
+            penalties = late_penalties(self.course, summaries)
             if self.feedback:
                 regraded = {(h.assignment, h.student) for h in graded}
                 lacking = lacking_feedback(self.root, self.state, assignments, self.force)
                 missing = [key for key in lacking if key in present]
                 missing += sorted((regraded | hand_graded) - set(missing))
                 write_feedback(self.course, missing, None if self.scheduler else client, log)
-        write_reports(self.reports, summaries, course=self.course, scores_from_gradebook=False)
+        write_reports(self.reports, summaries, course=self.course, penalties=penalties)
         in_order = [graded[hand_in] for hand_in in todo if hand_in in graded]
         for line in run_lines(in_order, skipped, time.perf_counter() - start):
             log(line)

@@ -1,34 +1,26 @@
 """The class grader's reports, from the recorded summaries; :func:`write_reports` writes them.
 
-In ``reports/``:
+In ``reports/`` (every CSV cell through :mod:`instructor.lms.csv_safety`):
 
 ``grades.csv``
     student x notebook x graded cell: ``score``, ``max_score`` and the cell's outcome
-    (:class:`.records.CellOutcome`: ``passed``, ``failed``, ``not run``, ``zeroed``, and for
-    a written answer ``awaiting manual grading`` with an empty score, ``graded by hand`` or
-    ``unanswered``).
+    (:func:`.records.cell_outcome`; a written answer awaiting a grader has an empty score).
 ``totals.csv``
     one row per student and assignment, then one per student over the course (``TOTAL``):
-    ``score``, ``max_score``, ``late_penalty`` (the course's late-submission plugin on the
-    score and the gradebook's lateness, made when the reports are written and written into
-    the gradebook: :func:`.course.late_penalties`) and
-    ``final`` (score less the penalty, never below 0, as ``nbgrader export`` computes it).
-    An assignment not handed in counts 0 in the total. ``awaiting_manual``: the points of
-    answers that await a grader; while there are any, ``final`` is empty (also in
-    ``TOTAL`` and the LMS exports).
+    ``score``, ``max_score``, ``late_penalty`` (:func:`.course.late_penalties`), ``final``
+    (score less the penalty, never below 0, as ``nbgrader export`` computes it) and
+    ``awaiting_manual`` (points awaiting a grader: while there are any, ``final`` is empty,
+    also in ``TOTAL`` and the LMS exports). An assignment not handed in counts 0.
 ``canvas.csv``, ``moodle.csv``, ``blackboard.csv``, ``moodle_worksheet_<assignment>.csv``
-    each assignment's ``final`` points in each LMS's import format
-    (:mod:`instructor.lms.export`, with the ids an LMS download named:
-    :mod:`instructor.lms.roster`): :func:`write_exports`.
+    each assignment's ``final`` points in each LMS's import format (:func:`write_exports`).
 ``integrity.md`` and ``integrity.json``
     every hand-in an instructor should read, and why (:func:`.records.attention`), near
-    copies (:func:`copy_report`), the answers awaiting a grader (:func:`awaiting_manual`)
-    and each notebook's best-effort checks (:func:`best_effort_checks`); the summaries.
+    copies (:func:`copy_report`), the answers awaiting a grader and each notebook's
+    best-effort checks; the summaries.
 
-Every CSV cell goes through :mod:`instructor.lms.csv_safety`. Every score comes from
-nbgrader's gradebook, read again when the reports are written
-(:func:`.course.from_gradebook`): a score given by hand in formgrader is in the next
-reports without grading anything again.
+Every score comes from nbgrader's gradebook, read again when the reports are written
+(:func:`.course.from_gradebook`): a score given by hand in formgrader is in the next reports
+without grading anything again.
 
 Near copies (:func:`near_copies`), of the public solutions or of each other, compare syntax
 trees statement by statement, as multisets (AST clone detection: Baxter et al., ICSM 1998):
@@ -55,29 +47,25 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from nbformat import NotebookNode
 
 from instructor import anatomy
 from instructor.classroom.grader.course import (
+    NbgraderCourse,
     from_gradebook,
     late_penalties,
     student_names,
-    submitted_students,
 )
 from instructor.classroom.grader.integrity import read_submission_file
-from instructor.classroom.grader.records import CellGrade, HandInSummary, attention, cell_outcome
+from instructor.classroom.grader.records import HandInSummary, attention, cell_outcome
 from instructor.lms.config import LMS_TOML, LmsConfig, read_config
 from instructor.lms.csv_safety import neutralised, write_rows
 from instructor.lms.export import write_exports as write_lms_exports
 from instructor.lms.roster import LmsIdentity, read_roster, roster_path
 from instructor.lms.table import Finals, format_points
 
-if TYPE_CHECKING:
-    from instructor.classroom.grader.course import NbgraderCourse
-
-    pass
+log = logging.getLogger(__name__)
 
 
 def write_reports(
@@ -87,43 +75,65 @@ def write_reports(
     *,
     course: NbgraderCourse | None = None,
     copies: Mapping[str, list[CopyPair]] | None = None,
-    scores_from_gradebook: bool = True,
+    penalties: Mapping[tuple[str, str], float] | None = None,
 ) -> list[HandInSummary]:
     """Every report in ``folder`` (see the module docstring); return the summaries reported.
 
     Args:
-        present_students: only these students are reported (a student whose submission
-            folder was removed disappears); None: every summary.
-        course: the nbgrader course: late penalties (:func:`late_penalties`: made now from
-            each notebook's score and lateness, and written into its gradebook) and names
-            from its gradebook, the LMS
-            ids of students from an LMS download (``lms_students.json`` next to its
-            ``submitted/``), and the near copies among its autograded notebooks (unless
-            ``copies`` is given), and the scores (:func:`from_gradebook`: hand-given
-            ones included) unless ``scores_from_gradebook`` is False (already read). Without
-            it the penalty column is empty, the exports carry student ids only and no copies
-            are looked for.
+        present_students: only these students are reported; None: every summary.
+        course: the nbgrader course: the scores read again from its gradebook and the late
+            penalties made (unless ``penalties`` says the caller did both), the students'
+            names, their LMS ids (``lms_students.json`` next to ``submitted/``), and the
+            near copies among its autograded notebooks (unless ``copies`` is given).
+            Without it the penalty column is empty, the exports carry student ids only
+            and no copies are looked for.
         copies: assignment -> near copies, already found.
+        penalties: the late penalties of :func:`.course.late_penalties`, made by the
+            caller on scores it has read from the gradebook already.
     """
     if present_students is not None:
         summaries = [s for s in summaries if s.student in present_students]
     folder.mkdir(parents=True, exist_ok=True)
-    penalties = names = None
+    names = None
     identities: dict[tuple[str, str], LmsIdentity] = {}
     config = None
     if course is not None:
-        if scores_from_gradebook:
+        if penalties is None:
             summaries = from_gradebook(course, summaries)
-        penalties = late_penalties(course, summaries)
+            penalties = late_penalties(course, summaries)
         names = student_names(course, {s.student for s in summaries})
         identities = read_roster(roster_path(course.submitted_folder()))
         config = read_config(course.submitted_folder().parent / LMS_TOML)
         if copies is None:
             assignments = list(dict.fromkeys(s.assignment for s in summaries))
-            students = {s.student for s in summaries}
-            copies = course_copies(course, assignments, students)
-    write_grades_csv(folder / "grades.csv", summaries)
-    write_totals_csv(folder / "totals.csv", summaries, penalties)
+            copies = course_copies(course, assignments, {s.student for s in summaries})
+    grades: list[list[object]] = [list(GRADES_HEADER)]
+    for summary in summaries:
+        for name, record in summary.notebooks.items():
+            for grade in sorted(record.cells or (), key=lambda g: g.cell):
+                grades.append(
+                    [
+                        summary.student,
+                        summary.assignment,
+                        name,
+                        grade.cell,
+                        grade.score,
+                        grade.max_score,
+                        cell_outcome(record, grade),
+                    ]
+                )
+    write_rows(folder / "grades.csv", grades)
+    write_rows(
+        folder / "totals.csv",
+        [list(TOTALS_HEADER)]
+        + [
+            [
+                row[k] if k in ("student", "assignment") else format_points(row[k])
+                for k in TOTALS_HEADER
+            ]  # type: ignore[arg-type]
+            for row in totals(summaries, penalties)
+        ],
+    )
     write_exports(folder, summaries, penalties, names, identities, config)
     (folder / "integrity.json").write_text(json.dumps([s.to_json() for s in summaries], indent=1))
     (folder / "integrity.md").write_text(integrity_markdown(summaries, copies))
@@ -132,10 +142,7 @@ def write_reports(
 
 def run_lines(graded: list[HandInSummary], skipped: int, seconds: float) -> list[str]:
     """What a run did, for the log: outcomes, the integrity report's count, grader errors."""
-    outcomes: dict[str, int] = {}
-    for summary in graded:
-        for record in summary.notebooks.values():
-            outcomes[record.outcome] = outcomes.get(record.outcome, 0) + 1
+    outcomes = Counter(record.outcome for s in graded for record in s.notebooks.values())
     flagged = sum(1 for summary in graded if attention(summary))
     errors = [s for s in graded if s.error]
     lines = [
@@ -165,29 +172,6 @@ COURSE_TOTAL = "TOTAL"
 """``totals.csv``'s assignment column on a student's row over the whole course."""
 
 
-log = logging.getLogger(__name__)
-
-
-def write_grades_csv(path: Path, summaries: list[HandInSummary]) -> None:
-    """``grades.csv``; every cell made safe for a spreadsheet (:mod:`instructor.lms.csv_safety`)."""
-    rows: list[list[object]] = [list(GRADES_HEADER)]
-    for summary in summaries:
-        for name, record in summary.notebooks.items():
-            for grade in sorted(record.cells or (), key=lambda g: g.cell):
-                rows.append(
-                    [
-                        summary.student,
-                        summary.assignment,
-                        name,
-                        grade.cell,
-                        grade.score,
-                        grade.max_score,
-                        cell_outcome(record, grade),
-                    ]
-                )
-    write_rows(path, rows)
-
-
 def _assignment_max(summaries: list[HandInSummary]) -> dict[str, float]:
     """assignment -> its max score (the largest any hand-in of it recorded), in order."""
     maxima: dict[str, float] = {}
@@ -202,7 +186,7 @@ def totals(
 ) -> list[dict[str, float | str | None]]:
     """The rows of ``totals.csv`` (``TOTALS_HEADER`` keys): per student, each assignment
     (None where not handed in; ``late_penalty`` None where ``penalties`` is None), then
-    ``COURSE_TOTAL``. ``penalties``: (student, assignment) -> nbgrader's late penalty.
+    ``COURSE_TOTAL``. ``penalties``: (student, assignment) -> the late penalty.
 
     ``awaiting_manual``: the points of cells that await a grader (written answers). Until
     they are graded, ``score`` is the points so far and ``final`` is None (of the
@@ -214,30 +198,20 @@ def totals(
         by_student.setdefault(summary.student, {})[summary.assignment] = summary
     rows: list[dict[str, float | str | None]] = []
     for student in sorted(by_student):
-        course = {
-            "score": 0.0,
-            "max_score": 0.0,
-            "late_penalty": 0.0,
-            "final": 0.0,
-            "awaiting_manual": 0.0,
-        }
+        course = dict.fromkeys(TOTALS_HEADER[2:], 0.0)
         for assignment, maximum in maxima.items():
             summary = by_student[student].get(assignment)
             row: dict[str, float | str | None] = {
+                **dict.fromkeys(TOTALS_HEADER),
                 "student": student,
                 "assignment": assignment,
-                "score": None,
                 "max_score": maximum,
-                "late_penalty": None,
-                "final": None,
-                "awaiting_manual": None,
             }
             course["max_score"] += maximum
             if summary is not None:
                 penalty = None if penalties is None else penalties.get((student, assignment), 0.0)
                 awaiting = summary.awaiting_points
-                # Not graded yet, no final grade: a written answer awaiting its grader is
-                # no 0 (nbgrader's own sum counts it 0).
+                # A written answer awaiting its grader is no 0 (nbgrader's own sum counts it 0).
                 final = None if summary.awaiting else max(0.0, summary.score - (penalty or 0.0))
                 row.update(
                     score=summary.score, late_penalty=penalty, final=final, awaiting_manual=awaiting
@@ -259,51 +233,6 @@ def totals(
     return rows
 
 
-def write_totals_csv(
-    path: Path,
-    summaries: list[HandInSummary],
-    penalties: Mapping[tuple[str, str], float] | None = None,
-) -> None:
-    """``totals.csv``; every cell made safe for a spreadsheet (:mod:`instructor.lms.csv_safety`)."""
-    rows: list[list[object]] = [list(TOTALS_HEADER)]
-    for row in totals(summaries, penalties):
-        rows.append(
-            [
-                value if key in ("student", "assignment") else format_points(value)  # type: ignore[arg-type]
-                for key, value in ((k, row[k]) for k in TOTALS_HEADER)
-            ]
-        )
-    write_rows(path, rows)
-
-
-def _finals(
-    summaries: list[HandInSummary], penalties: Mapping[tuple[str, str], float] | None
-) -> dict[tuple[str, str], float]:
-    """(student, assignment) -> ``final`` points, for what was handed in and is graded (not
-    awaiting a grader)."""
-    return {
-        (str(row["student"]), str(row["assignment"])): float(row["final"])  # type: ignore[arg-type]
-        for row in totals(summaries, penalties)
-        if row["assignment"] != COURSE_TOTAL and row["final"] is not None
-    }
-
-
-def finals(
-    summaries: list[HandInSummary],
-    penalties: Mapping[tuple[str, str], float] | None = None,
-    names: Mapping[str, str] | None = None,
-    identities: Mapping[tuple[str, str], LmsIdentity] | None = None,
-) -> Finals:
-    """What the LMS exports are written from (:class:`instructor.lms.table.Finals`)."""
-    return Finals(
-        tuple(_assignment_max(summaries).items()),
-        tuple(sorted({s.student for s in summaries})),
-        _finals(summaries, penalties),
-        dict(names or {}),
-        dict(identities or {}),
-    )
-
-
 def write_exports(
     folder: Path,
     summaries: list[HandInSummary],
@@ -313,13 +242,24 @@ def write_exports(
     config: LmsConfig | None = None,
 ) -> list[Path]:
     """Each student's final points per assignment in each LMS's import format, in
-    ``folder`` (:func:`instructor.lms.export.write_exports`: every LMS module writes its
-    own); ``names`` (student -> "First Last") fills the name columns, ``identities``
-    ((student, assignment) -> who an LMS download said the student is,
-    :func:`instructor.lms.roster.read_roster`) the LMS's own ids, ``config``
-    (``lms.toml``) each assignment's title and id in each LMS.
+    ``folder`` (:func:`instructor.lms.export.write_exports`); ``names`` (student -> "First
+    Last") fills the name columns, ``identities`` ((student, assignment) -> who an LMS
+    download said the student is) the LMS's own ids, ``config`` (``lms.toml``) each
+    assignment's title and id in each LMS.
     """
-    written = write_lms_exports(folder, finals(summaries, penalties, names, identities), config)
+    points = {
+        (str(row["student"]), str(row["assignment"])): float(row["final"])  # type: ignore[arg-type]
+        for row in totals(summaries, penalties)
+        if row["assignment"] != COURSE_TOTAL and row["final"] is not None
+    }
+    finals = Finals(
+        tuple(_assignment_max(summaries).items()),
+        tuple(sorted({s.student for s in summaries})),
+        points,
+        dict(names or {}),
+        dict(identities or {}),
+    )
+    written = write_lms_exports(folder, finals, config)
     unmatched = sorted({s.student for s in summaries if neutralised(s.student)})
     if unmatched:
         log.warning(
@@ -515,24 +455,6 @@ def _header(statement: ast.stmt) -> ast.AST:
     return head
 
 
-def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
-    """Every statement of ``body``, at every depth (an ``except`` clause's and a ``case``'s
-    statements too)."""
-    found = []
-    for statement in body:
-        found.append(statement)
-        for name in _BODIES:
-            inner = getattr(statement, name, None)
-            if not isinstance(inner, list):
-                continue
-            if name in ("handlers", "cases"):
-                for clause in inner:
-                    found += _statements(clause.body)
-            else:
-                found += _statements(inner)
-    return found
-
-
 def fingerprint(source: str) -> Fingerprint:
     """The statements of an answer, canonical (module docstring, step 2). An answer that
     does not parse is fingerprinted line by line, as written (stripped of blanks)."""
@@ -545,7 +467,8 @@ def fingerprint(source: str) -> Fingerprint:
         return Fingerprint(Counter(digests), weights)
     counts: Counter[str] = Counter()
     weights: dict[str, int] = {}
-    for statement in _statements(tree.body):
+    # Every statement at every depth (an except clause's and a case's too), each once.
+    for statement in (node for node in ast.walk(tree) if isinstance(node, ast.stmt)):
         head = _header(statement)
         text = ast.dump(head, annotate_fields=False, include_attributes=False)
         digest = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
@@ -632,15 +555,6 @@ def near_copies(
     return sorted(pairs, key=lambda p: (-p.similarity, p.function, p.student_a, p.student_b))
 
 
-FORMGRADER = "formgrader"
-
-
-def _copy_line(pair: CopyPair, student: str) -> str:
-    other = pair.student_b if pair.student_a == student else pair.student_a
-    what = "the reference solution" if other == REFERENCE_STUDENT else other
-    return f"{pair.function}: near copy of {what} (similarity {pair.similarity:.2f})"
-
-
 def best_effort_checks(summaries: Iterable[HandInSummary]) -> dict[tuple[str, str], list[str]]:
     """(assignment, notebook) -> the rules its tests measured inside the student's kernel
     (``NotebookSummary.best_effort``), over every hand-in: the same tests ask them of every
@@ -653,55 +567,22 @@ def best_effort_checks(summaries: Iterable[HandInSummary]) -> dict[tuple[str, st
     return {key: sorted(checks) for key, checks in found.items()}
 
 
-def _best_effort_lines(summaries: list[HandInSummary]) -> list[str]:
-    lines = []
-    for (assignment, notebook), checks in best_effort_checks(summaries).items():
-        lines += [
-            "",
-            f"## Best-effort checks: {assignment} / {notebook}",
-            "",
-            "These rules were measured inside the student's own kernel (the process that "
-            "runs the student's code) while the student's function ran, not in the grader: a "
-            "student who sets out to can forge these measurements, so passing them proves "
-            "less than passing the other tests. They are the same for every student of this "
-            "notebook, and no student is listed above because of them.",
-            "",
-        ]
-        lines += [f"- {check}" for check in checks]
-    return lines
-
-
-def _score_text(summary: HandInSummary) -> str:
-    text = f"{summary.score:g}/{summary.max_score:g}"
-    if summary.awaiting:
-        text += f", {summary.awaiting_points:g} point(s) awaiting manual grading"
-    return text
-
-
-def awaiting_manual(
-    summaries: Iterable[HandInSummary],
-) -> list[tuple[HandInSummary, str, CellGrade]]:
-    """(hand-in, notebook, cell) of every cell that awaits a grader, in order."""
-    return [(summary, name, grade) for summary in summaries for name, grade in summary.awaiting]
-
-
 def awaiting_lines(summaries: list[HandInSummary]) -> list[str]:
     """For the run's log: how many answers await a grader, and where to grade them."""
-    found = awaiting_manual(summaries)
-    if not found:
+    waiting = [s for s in summaries if s.awaiting]
+    if not waiting:
         return []
-    hand_ins = {(s.student, s.assignment) for s, _, _ in found}
     return [
-        f"{len(found)} written answer(s) of {len(hand_ins)} submission(s) await grading in "
-        f"{FORMGRADER} (nbgrader's Manual Grading); until graded, their assignments have no "
-        "final grade in totals.csv and are left empty in the LMS exports (integrity.md lists "
-        "them). Run the grader again once they are graded: nothing is regraded, the reports "
-        "take the scores from the gradebook."
+        f"{sum(len(s.awaiting) for s in waiting)} written answer(s) of {len(waiting)} "
+        "submission(s) await grading in formgrader (nbgrader's Manual Grading); until graded, "
+        "their assignments have no final grade in totals.csv and are left empty in the LMS "
+        "exports (integrity.md lists them). Run the grader again once they are graded: "
+        "nothing is regraded, the reports take the scores from the gradebook."
     ]
 
 
 def _awaiting_section(summaries: list[HandInSummary]) -> list[str]:
-    found = awaiting_manual(summaries)
+    found = [(s, name, grade) for s in summaries for name, grade in s.awaiting]
     if not found:
         return []
     lines = [
@@ -709,7 +590,7 @@ def _awaiting_section(summaries: list[HandInSummary]) -> list[str]:
         "## Awaiting manual grading",
         "",
         f"{len(found)} answer(s) graded by hand (written answers) await a grader: grade them "
-        f"in {FORMGRADER} (nbgrader's Manual Grading), then run the grader again. Until then "
+        "in formgrader (nbgrader's Manual Grading), then run the grader again. Until then "
         "these submissions have no final grade (totals.csv, the LMS exports); their score so "
         "far is not a grade.",
         "",
@@ -736,16 +617,21 @@ def integrity_markdown(
     flagged = []
     for summary in summaries:
         notes = attention(summary)
-        notes += [
-            _copy_line(pair, summary.student)
-            for pair in copies.get(summary.assignment, [])
-            if summary.student in (pair.student_a, pair.student_b)
-        ]
+        for pair in copies.get(summary.assignment, []):
+            if summary.student in (pair.student_a, pair.student_b):
+                other = pair.student_b if pair.student_a == summary.student else pair.student_a
+                what = "the reference solution" if other == REFERENCE_STUDENT else other
+                notes.append(
+                    f"{pair.function}: near copy of {what} (similarity {pair.similarity:.2f})"
+                )
         if notes:
             flagged.append((summary, notes))
     lines.append(f"{len(flagged)} of {len(summaries)} submission(s) need a look.")
     for summary, notes in flagged:
-        lines += ["", f"## {summary.student} / {summary.assignment} ({_score_text(summary)})"]
+        score = f"{summary.score:g}/{summary.max_score:g}"
+        if summary.awaiting:
+            score += f", {summary.awaiting_points:g} point(s) awaiting manual grading"
+        lines += ["", f"## {summary.student} / {summary.assignment} ({score})"]
         lines += [f"- {note}" for note in notes]
     lines += _awaiting_section(summaries)
     pairs = [(assignment, pair) for assignment, found in copies.items() for pair in found]
@@ -771,7 +657,19 @@ def integrity_markdown(
                 f"{p.similarity:.2f} |"
                 for assignment, p in pairs
             ]
-    lines += _best_effort_lines(summaries)
+    for (assignment, notebook), checks in best_effort_checks(summaries).items():
+        lines += [
+            "",
+            f"## Best-effort checks: {assignment} / {notebook}",
+            "",
+            "These rules were measured inside the student's own kernel (the process that "
+            "runs the student's code) while the student's function ran, not in the grader: a "
+            "student who sets out to can forge these measurements, so passing them proves "
+            "less than passing the other tests. They are the same for every student of this "
+            "notebook, and no student is listed above because of them.",
+            "",
+        ]
+        lines += [f"- {check}" for check in checks]
     return "\n".join(lines) + "\n"
 
 
@@ -781,14 +679,13 @@ def copy_report(
     released: Iterable[NotebookNode] = (),
     threshold: float = DEFAULT_THRESHOLD,
 ) -> list[CopyPair]:
-    """The near copies among one assignment's hand-ins (``similarity.near_copies``).
+    """The near copies among one assignment's hand-ins (:func:`near_copies`).
 
     Args:
         submissions: student -> the student's notebooks of the assignment (submitted or
             autograded: their solution cells are the student's answers).
         reference: the instructor notebooks (``solutions/``), markers stripped here.
         released: the student versions: their stubs never count as copied code.
-        threshold: 0 to 1 (see ``similarity.DEFAULT_THRESHOLD``).
     """
     answers: dict[str, dict[str, str]] = {}
     for student, notebooks in submissions.items():
@@ -804,37 +701,30 @@ def copy_report(
     return near_copies(answers, solutions, threshold, boilerplate=stubs)
 
 
-def _read(path: Path) -> NotebookNode | None:
-    """The notebook at ``path``, read as staging reads a hand-in (bounded, its nbgrader
-    metadata checked: :func:`.integrity.read_submission_file`); None if it is unreadable
-    (reported elsewhere) or missing."""
-    if not path.is_file():
-        return None
-    return read_submission_file(path).notebook
-
-
 def course_copies(
-    course: NbgraderCourse, assignments: Iterable[str], students: Iterable[str] | None = None
+    course: NbgraderCourse, assignments: Iterable[str], students: Iterable[str]
 ) -> dict[str, list[CopyPair]]:
-    """assignment -> near copies among its autograded notebooks (``autograded/``, else the
-    submitted ones) of ``students`` (default: every one), against the course's source."""
+    """assignment -> near copies among the autograded notebooks (``autograded/``, else the
+    submitted ones) of ``students``, against the course's source. Each notebook is read as
+    staging reads a hand-in (:func:`.integrity.read_submission_file`); an unreadable or
+    missing one is left out (reported elsewhere)."""
+
+    def notebooks(paths: Iterable[Path]) -> list[NotebookNode]:
+        readings = [read_submission_file(path) for path in paths if path.is_file()]
+        return [reading.notebook for reading in readings if reading.notebook is not None]
+
     coursedir = course.coursedir
     found: dict[str, list[CopyPair]] = {}
     for assignment in assignments:
-        source = Path(coursedir.format_path(coursedir.source_directory, ".", assignment))
-        release = Path(coursedir.format_path(coursedir.release_directory, ".", assignment))
-        reference = [nb for nb in map(_read, sorted(source.glob("*.ipynb"))) if nb]
-        released = [nb for nb in map(_read, sorted(release.glob("*.ipynb"))) if nb]
-        names = {path.name for path in release.glob("*.ipynb")}
+        release = sorted(course.release_folder(assignment).glob("*.ipynb"))
         submissions: dict[str, list[NotebookNode]] = {}
-        who = students if students is not None else submitted_students(course, assignment)
-        for student in sorted(set(who)):
+        for student in sorted(set(students)):
             folder = Path(
                 coursedir.format_path(coursedir.autograded_directory, student, assignment)
             )
             if not folder.is_dir():
                 folder = course.submitted_folder() / student / assignment
-            notebooks = [_read(folder / name) for name in sorted(names)]
-            submissions[student] = [nb for nb in notebooks if nb is not None]
-        found[assignment] = copy_report(submissions, reference, released)
+            submissions[student] = notebooks(folder / path.name for path in release)
+        reference = notebooks(sorted(course.source_folder(assignment).glob("*.ipynb")))
+        found[assignment] = copy_report(submissions, reference, notebooks(release))
     return found
