@@ -1,26 +1,16 @@
 """The nbgrader course the class grader works on: configuration, gradebook, late policy, state.
 
-- :class:`NbgraderCourse` reads the course's ``nbgrader_config.py`` (the gradebook URL of
-  the command line, if any) and offers nbgrader's API, gradebook, released notebooks and
-  sanitising preprocessors. Its :attr:`~NbgraderCourse.recording_api`'s ``autograde``
-  replays the sandboxed outputs on the staged copies (:class:`.pipeline.ReplayExecute`).
-  :meth:`~NbgraderCourse.register` makes any gradebook, an empty one included, know an
-  assignment as ``solutions/`` defines it (nbgrader's ``generate_assignment`` into a
-  temporary release folder), with its due date.
-- :class:`Deadlines` (``c.Deadlines.due_dates``) and :class:`PerHourPenalty`, a
-  ``LateSubmissionPlugin`` taking a share of a notebook's score per started hour late
-  (``c.PerHourPenalty.percent_per_hour``), after an optional grace period; nbgrader itself
-  reads ``timestamp.txt`` against the due date and caps the penalty at the score.
-- What the reports read back from the gradebook (:func:`from_gradebook`,
-  :func:`late_penalties`, :func:`student_names`): a grader's manual score included.
-- :class:`GradebookWatch`: every score of the run's assignments read before grading and
-  compared before each recording and once all kernels have ended; a change the grader did
-  not make raises :class:`GradebookChanged` (without bubblewrap a kernel could reach the
-  gradebook).
-- :class:`ResumeState`: ``.grading/state/<assignment>/<student>.json``, written once a
-  hand-in is recorded. Its fingerprint covers the submission's files and what grades it
-  (:func:`grading_context`: released notebooks, tests and points, gradebook URL, due date,
-  late policy); a hand-in with the same fingerprint is not graded again unless forced.
+- :class:`NbgraderCourse`: nbgrader's API, gradebook, released notebooks and sanitising
+  preprocessors for the course's ``nbgrader_config.py``; :meth:`~NbgraderCourse.register`
+  makes any gradebook know an assignment as ``solutions/`` defines it, with its due date.
+- :class:`Deadlines` (``c.Deadlines.due_dates``) and :class:`PerHourPenalty`
+  (``c.PerHourPenalty.percent_per_hour``, ``grace_minutes``), a ``LateSubmissionPlugin``.
+- What the reports read back from the gradebook, a grader's manual score included
+  (:func:`from_gradebook`, :func:`late_penalties`, :func:`student_names`).
+- :class:`GradebookWatch`: a score changed during a run, and not by the grader, raises
+  :class:`GradebookChanged` (without bubblewrap a kernel could reach the gradebook).
+- :class:`ResumeState`: ``.grading/state/<assignment>/<student>.json``; a hand-in whose
+  :func:`fingerprint` (its files and :func:`grading_context`) is recorded is not graded again.
 """
 
 from __future__ import annotations
@@ -45,7 +35,6 @@ from traitlets import Dict, Float, Unicode
 from traitlets.config import Configurable
 
 from instructor.classroom.grader.records import CellGrade, HandIn, HandInSummary, Manual
-from instructor.student_ids import id_problem
 
 __all__ = ["GradebookChanged", "SetupError"]
 
@@ -56,6 +45,10 @@ WORK = ".grading"
 
 STAGING_FOLDER = f"{WORK}/staged"
 """Under the course root: the copies nbgrader's autograde reads (``submitted`` for it)."""
+
+
+Scores = tuple[float, float, tuple[CellGrade, ...]]
+"""A submitted notebook's score, max score and graded cells, as the gradebook has them."""
 
 
 def cell_grade(grade: Any) -> CellGrade:
@@ -94,9 +87,16 @@ class NbgraderCourse:
         self.coursedir = self.api.coursedir
         self.deadlines = Deadlines(config=self.api.config)
 
-    def _config(self, staged: bool) -> Any:
+    def _api(self, staged: bool, release: Path | None = None) -> Any:
+        """nbgrader's API on the course's configuration; ``staged``: its autograde replays
+        the sandboxed outputs on the staged copies; ``release``: another release folder."""
+        from nbgrader.apps import NbGraderAPI
+        from nbgrader.coursedir import CourseDirectory
         from traitlets.config.loader import PyFileConfigLoader
 
+        from instructor.nbgrader_env import nbgrader_env
+
+        os.environ.update(nbgrader_env())
         config = PyFileConfigLoader("nbgrader_config.py", path=str(self.root)).load_config()
         config.CourseDirectory.root = str(self.root)
         # The grader never uses nbgrader's exchange (it reads submitted/), but NbGraderAPI
@@ -131,16 +131,6 @@ class NbgraderCourse:
                 # shows holds nothing that runs in the instructor's browser.
                 SanitiseNotebook,
             ]
-        return config
-
-    def _api(self, staged: bool, release: Path | None = None) -> Any:
-        from nbgrader.apps import NbGraderAPI
-        from nbgrader.coursedir import CourseDirectory
-
-        from instructor.nbgrader_env import nbgrader_env
-
-        os.environ.update(nbgrader_env())
-        config = self._config(staged)
         if release is not None:
             config.CourseDirectory.release_directory = str(release)
         return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
@@ -313,21 +303,11 @@ class NbgraderCourse:
                     grade.needs_manual_grade = False
             gb.db.commit()
 
-    def scores(
-        self, student: str, assignment: str, names: list[str]
-    ) -> dict[str, tuple[float, float, tuple[CellGrade, ...]]]:
-        """name -> (score, max score, each graded cell's grade, :func:`cell_grade`) of what
-        the gradebook has."""
-        found = {}
+    def scores(self, student: str, assignment: str, names: list[str]) -> dict[str, Scores]:
+        """name -> (score, max score, each graded cell's grade) of what the gradebook has."""
         with self.gradebook() as gb:
-            for name in names:
-                try:
-                    notebook = gb.find_submission_notebook(name, assignment, student)
-                except Exception:  # noqa: BLE001 - nothing recorded for it
-                    continue
-                cells = tuple(cell_grade(g) for g in notebook.grades)
-                found[name] = (notebook.score, notebook.max_score, cells)
-        return found
+            found = {name: _scores(gb, name, assignment, student) for name in names}
+        return {name: scores for name, scores in found.items() if scores}
 
     def generate_feedback(self, assignment: str, student: str) -> bool:
         """nbgrader's ``generate_feedback`` for one hand-in; whether it succeeded."""
@@ -375,28 +355,16 @@ class PerHourPenalty(LateSubmissionPlugin):
         return penalty
 
 
-def submitted_students(course: NbgraderCourse, assignment: str) -> list[str]:
-    """The students with a folder for ``assignment`` in ``submitted/`` whose name is a
-    student id (:mod:`instructor.student_ids`; the others are never graded)."""
-    return [
-        p.parent.name
-        for p in course.submitted_folder().glob(f"*/{assignment}")
-        if p.is_dir() and not id_problem(p.parent.name)
-    ]
-
-
-def settle_late_penalty(plugin: Any, student: str, notebook: Any, seconds_late: float) -> float:
-    """The late penalty of one submitted notebook (an nbgrader ``SubmittedNotebook``): the
-    course's ``plugin`` applied to its score now (autograded and hand-given points) and
-    ``seconds_late``, kept within 0 and the score as nbgrader's ``AssignLatePenalties``
-    keeps it; set as its ``late_submission_penalty`` (None: no penalty, as nbgrader)."""
-    penalty = None
-    if seconds_late > 0:
-        penalty = plugin.late_submission_penalty(student, notebook.score, seconds_late)
-        if penalty is not None:
-            penalty = min(max(float(penalty), 0.0), float(notebook.score))
-    notebook.late_submission_penalty = penalty
-    return penalty or 0.0
+def _scores(gb: Any, name: str, assignment: str, student: str) -> Scores | None:
+    """(score, max score, each graded cell's :func:`cell_grade`) of one submitted notebook
+    in the open gradebook ``gb``; None where it has no grades of it."""
+    try:
+        notebook = gb.find_submission_notebook(name, assignment, student)
+    except Exception:  # noqa: BLE001 - nothing recorded for it
+        return None
+    if not notebook.grades:
+        return None
+    return notebook.score, notebook.max_score, tuple(cell_grade(g) for g in notebook.grades)
 
 
 def late_penalties(
@@ -409,9 +377,10 @@ def late_penalties(
     on the score of that moment: points given by hand later (formgrader) would count or
     not depending on whether the hand-in was recorded again since. The one rule instead:
     the course's late-submission plugin (:meth:`NbgraderCourse.late_plugin`) applied to
-    each notebook's current score and the submission's lateness in the gradebook
-    (:func:`settle_late_penalty`), brought into the gradebook, so that ``nbgrader
-    export``, formgrader and the feedback carry the penalty ``totals.csv`` does."""
+    each notebook's current score and the submission's lateness in the gradebook, kept
+    within 0 and the score as nbgrader's ``AssignLatePenalties`` keeps it, and written as
+    the notebook's ``late_submission_penalty``, so that ``nbgrader export``, formgrader
+    and the feedback carry the penalty ``totals.csv`` does."""
     from nbgrader.api import MissingEntry
 
     plugin = course.late_plugin()
@@ -422,11 +391,17 @@ def late_penalties(
                 submission = gb.find_submission(summary.assignment, summary.student)
             except MissingEntry:  # not in the gradebook: no penalty known
                 continue
-            seconds_late = submission.total_seconds_late
-            penalties[(summary.student, summary.assignment)] = sum(
-                settle_late_penalty(plugin, summary.student, notebook, seconds_late)
-                for notebook in submission.notebooks
-            )
+            late = submission.total_seconds_late
+            total = 0.0
+            for notebook in submission.notebooks:
+                penalty = None  # nbgrader's "no penalty"
+                if late > 0:
+                    penalty = plugin.late_submission_penalty(summary.student, notebook.score, late)
+                    if penalty is not None:
+                        penalty = min(max(float(penalty), 0.0), float(notebook.score))
+                notebook.late_submission_penalty = penalty
+                total += penalty or 0.0
+            penalties[(summary.student, summary.assignment)] = total
         gb.db.commit()
     return penalties
 
@@ -435,9 +410,8 @@ def from_gradebook(course: NbgraderCourse, summaries: list[HandInSummary]) -> li
     """``summaries`` with each recorded notebook's scores read again from the gradebook,
     which stays the record: a score a grader set by hand since (formgrader, or nbgrader's
     API) is in them, and a written answer graded is no longer awaiting
-    (:func:`.course.cell_grade`). A notebook the gradebook has no grades of keeps
-    its recorded scores."""
-
+    (:func:`cell_grade`). A notebook the gradebook has no grades of keeps its recorded
+    scores."""
     refreshed = []
     with course.gradebook() as gb:
         for summary in summaries:
@@ -445,20 +419,9 @@ def from_gradebook(course: NbgraderCourse, summaries: list[HandInSummary]) -> li
             for name, record in summary.notebooks.items():
                 if record.cells is None:
                     continue
-                try:
-                    notebook = gb.find_submission_notebook(
-                        name, summary.assignment, summary.student
-                    )
-                except Exception:  # noqa: BLE001 - not in the gradebook: keep what was recorded
-                    continue
-                if not notebook.grades:
-                    continue
-                notebooks[name] = replace(
-                    record,
-                    score=notebook.score,
-                    max_score=notebook.max_score,
-                    cells=tuple(cell_grade(g) for g in notebook.grades),
-                )
+                if found := _scores(gb, name, summary.assignment, summary.student):
+                    score, max_score, cells = found
+                    notebooks[name] = replace(record, score=score, max_score=max_score, cells=cells)
             refreshed.append(replace(summary, notebooks=notebooks))
     return refreshed
 
@@ -496,60 +459,6 @@ Score = tuple[float | None, float | None, float | None]
 """``(auto_score, manual_score, extra_credit)``."""
 
 
-def read_scores(gradebook: Any, assignments: list[str]) -> dict[ScoreKey, Score]:
-    """Every score of ``assignments`` in ``gradebook`` (an open nbgrader ``Gradebook``),
-    in one query."""
-    from nbgrader.api import (
-        Assignment,
-        BaseCell,
-        Grade,
-        Notebook,
-        SubmittedAssignment,
-        SubmittedNotebook,
-    )
-
-    rows = (
-        gradebook.db.query(
-            Assignment.name,
-            SubmittedAssignment.student_id,
-            Notebook.name,
-            BaseCell.name,
-            Grade.auto_score,
-            Grade.manual_score,
-            Grade.extra_credit,
-        )
-        .select_from(Grade)
-        .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
-        .join(SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id)
-        .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
-        .join(Notebook, SubmittedNotebook.notebook_id == Notebook.id)
-        .join(BaseCell, Grade.cell_id == BaseCell.id)
-        .filter(Assignment.name.in_(assignments))
-        .all()
-    )
-    return {
-        ScoreKey(assignment, student, notebook, cell): (auto, manual, extra)
-        for assignment, student, notebook, cell, auto, manual, extra in rows
-    }
-
-
-def _differences(expected: dict[ScoreKey, Score], found: dict[ScoreKey, Score]) -> list[str]:
-    lines = []
-    for key in sorted(expected.keys() | found.keys()):
-        before, after = expected.get(key), found.get(key)
-        if before != after:
-            where = f"{key.student}, {key.assignment}/{key.notebook}, {key.cell}"
-            lines.append(f"  {where}: {_shown(before)} -> {_shown(after)}")
-    return lines
-
-
-def _shown(score: Score | None) -> str:
-    if score is None:
-        return "absent"
-    auto, manual, extra = score
-    return f"auto {auto}, manual {manual}, extra {extra}"
-
-
 class GradebookWatch:
     """The scores the gradebook must hold, kept up to date with what the grader records.
 
@@ -564,12 +473,52 @@ class GradebookWatch:
         self.expected = self._read()
 
     def _read(self) -> dict[ScoreKey, Score]:
+        """Every score of the run's assignments, in one query."""
+        from nbgrader.api import (
+            Assignment,
+            BaseCell,
+            Grade,
+            Notebook,
+            SubmittedAssignment,
+            SubmittedNotebook,
+        )
+
         with self.open_gradebook() as gradebook:
-            return read_scores(gradebook, self.assignments)
+            rows = (
+                gradebook.db.query(
+                    Assignment.name,
+                    SubmittedAssignment.student_id,
+                    Notebook.name,
+                    BaseCell.name,
+                    Grade.auto_score,
+                    Grade.manual_score,
+                    Grade.extra_credit,
+                )
+                .select_from(Grade)
+                .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
+                .join(
+                    SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id
+                )
+                .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
+                .join(Notebook, SubmittedNotebook.notebook_id == Notebook.id)
+                .join(BaseCell, Grade.cell_id == BaseCell.id)
+                .filter(Assignment.name.in_(self.assignments))
+                .all()
+            )
+        return {ScoreKey(*row[:4]): tuple(row[4:]) for row in rows}  # type: ignore[misc]
 
     def check(self, when: str) -> None:
         """Raise :class:`GradebookChanged` if the gradebook differs from what is expected."""
-        differences = _differences(self.expected, self._read())
+        found = self._read()
+        differences = [
+            f"  {key.student}, {key.assignment}/{key.notebook}, {key.cell}: "
+            + " -> ".join(
+                "absent" if score is None else "auto {}, manual {}, extra {}".format(*score)
+                for score in (self.expected.get(key), found.get(key))
+            )
+            for key in sorted(self.expected.keys() | found.keys())
+            if self.expected.get(key) != found.get(key)
+        ]
         if differences:
             shown = "\n".join(differences[:20])
             more = f"\n  ... and {len(differences) - 20} more" if len(differences) > 20 else ""
@@ -583,11 +532,14 @@ class GradebookWatch:
     def recorded(self, assignment: str, student: str) -> None:
         """Take in the scores the grader has just recorded for one hand-in."""
         found = self._read()
-        for key in [k for k in self.expected if (k.assignment, k.student) == (assignment, student)]:
-            del self.expected[key]
-        self.expected.update(
-            {k: v for k, v in found.items() if (k.assignment, k.student) == (assignment, student)}
-        )
+        kept = {
+            k: v
+            for k, v in self.expected.items()
+            if (k.assignment, k.student) != (assignment, student)
+        }
+        self.expected = kept | {
+            k: v for k, v in found.items() if (k.assignment, k.student) == (assignment, student)
+        }
 
 
 def grading_context(course: NbgraderCourse, assignment: str) -> str:
