@@ -17,8 +17,6 @@ from instructor.lms import lms_names
 from instructor.lms.intake import MIB, DownloadLimits, collect_zip
 from instructor.paths import AUTOGRADER
 
-DEFAULT_ROOT = AUTOGRADER
-
 
 def _positive_mib(text: str) -> float:
     try:
@@ -45,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     grade = commands.add_parser("grade", help="grade every submission of the assignments")
     grade.add_argument("assignments", nargs="+", help="e.g. 01_vector_sets 02_soft_select")
-    grade.add_argument("--root", type=Path, default=DEFAULT_ROOT, help="nbgrader course root")
+    grade.add_argument("--root", type=Path, default=AUTOGRADER, help="nbgrader course root")
     grade.add_argument("--zip", type=Path, help="an LMS download of submissions (one assignment)")
     grade.add_argument(
         "--lms", choices=lms_names(), help="the zip's layout (default: detected from its names)"

@@ -87,16 +87,11 @@ class NbgraderCourse:
         self.coursedir = self.api.coursedir
         self.deadlines = Deadlines(config=self.api.config)
 
-    def _api(self, staged: bool, release: Path | None = None) -> Any:
-        """nbgrader's API on the course's configuration; ``staged``: its autograde replays
-        the sandboxed outputs on the staged copies; ``release``: another release folder."""
-        from nbgrader.apps import NbGraderAPI
-        from nbgrader.coursedir import CourseDirectory
+    def _config(self, staged: bool) -> Any:
+        """The course's configuration; ``staged``: its autograde replays the sandboxed
+        outputs on the staged copies."""
         from traitlets.config.loader import PyFileConfigLoader
 
-        from instructor.nbgrader_env import nbgrader_env
-
-        os.environ.update(nbgrader_env())
         config = PyFileConfigLoader("nbgrader_config.py", path=str(self.root)).load_config()
         config.CourseDirectory.root = str(self.root)
         # The grader never uses nbgrader's exchange (it reads submitted/), but NbGraderAPI
@@ -131,6 +126,16 @@ class NbgraderCourse:
                 # shows holds nothing that runs in the instructor's browser.
                 SanitiseNotebook,
             ]
+        return config
+
+    def _api(self, staged: bool, release: Path | None = None) -> Any:
+        from nbgrader.apps import NbGraderAPI
+        from nbgrader.coursedir import CourseDirectory
+
+        from instructor.nbgrader_env import nbgrader_env
+
+        os.environ.update(nbgrader_env())
+        config = self._config(staged)
         if release is not None:
             config.CourseDirectory.release_directory = str(release)
         return NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)

@@ -2,29 +2,24 @@
 instructor's browser.
 
 :func:`feedback_for` is nbgrader's own ``generate_feedback`` with two preprocessors added
-(:func:`feedback_config`; ``config.merge(feedback_config())`` wires them into any nbgrader
-configuration). Feedback only reads the gradebook and the autograded notebooks, so the
-embedded cluster's workers write it in parallel; with a remote scheduler it is written here.
-
-:class:`RedactFeedback` rewrites each test cell of the notebook being rendered (never the
-autograded file): its source becomes its visible part and a line saying hidden tests ran;
-every traceback and printed output loses the lines that quote hidden code (the error's last
-line is kept whole); long output lines wrap.
+(:func:`feedback_config`), run on the embedded cluster's workers (with a remote scheduler,
+here). :class:`RedactFeedback` rewrites each test cell of the notebook being rendered: its
+source becomes its visible part and a line saying hidden tests ran; tracebacks and printed
+output lose the lines that quote hidden code (the error's last line is kept); long output
+lines wrap.
 
 :class:`SanitiseNotebook` (also on every autograded notebook, through
 ``Autograde.autograde_preprocessors``) rewrites what the student controls so that none of
 it can act, and keeps it readable (:func:`sanitise_notebook`):
 
-- a markdown cell or ``text/markdown`` output that is *plain* stays byte for byte
+- markdown (a cell or a ``text/markdown`` output) that is plain stays byte for byte
   (:func:`markdown_is_plain`: no raw HTML, links and images only to ``http``, ``https``,
-  ``mailto``, a relative URL or an attachment, as ammonia (``nh3``) judges each URL, no
+  ``mailto``, a relative URL or an attachment as ammonia (``nh3``) judges each URL, no
   ``mermaid`` block, no MathJax command of :data:`TEX_ACTIVE`); anything else is shown as
-  its text in a fenced block under :data:`SHOWN_AS_TEXT` (:func:`inert_markdown`);
-- a ``text/html`` output is cleaned by ammonia (:func:`clean_html`: formatting tags only,
-  no ``on*=`` or ``style``, links to ``http``, ``https``, ``mailto``), or dropped for its
-  text when it holds a command of :data:`TEX_ACTIVE`; base64 images and a widget view that
-  is only a model id are kept; ``application/javascript``, SVG and anything unknown are
-  dropped, with a ``text/plain`` line saying so;
+  its text in a fenced block (:func:`inert_markdown`);
+- ``text/html`` is cleaned by ammonia (:func:`clean_html`), or shown as text when it holds
+  a command of :data:`TEX_ACTIVE`; base64 images and a widget view that is only a model id
+  are kept; JavaScript, SVG and anything unknown are dropped, with a line saying so;
 - image sizes only as numbers, no output ``filenames`` or ``isolated``, attachments only
   base64 images, a raw cell with a command of :data:`TEX_ACTIVE` put in ``<pre>``.
 
@@ -94,14 +89,10 @@ def write_feedback(
     if client is None:
         results = [feedback_for(course.root, course.db_url, a, s) for a, s in missing]
     else:
-        futures = client.map(
-            feedback_for,
-            [course.root] * len(missing),
-            [course.db_url] * len(missing),
-            [a for a, _ in missing],
-            [s for _, s in missing],
-            pure=False,
-        )
+        futures = [
+            client.submit(feedback_for, course.root, course.db_url, a, s, pure=False)
+            for a, s in missing
+        ]
         results = client.gather(futures)
     failed = [f"{a}/{s}" for (a, s), ok in zip(missing, results, strict=True) if not ok]
     log(f"feedback written for {len(missing) - len(failed)} submission(s)")
@@ -367,26 +358,17 @@ class _Inspector:
                     return ""
                 return super().block_code(code, info)
 
-            def text(self, text: str) -> str:
-                if _tex_active(text):
+        def noting_formulas(render: Callable[..., str]) -> Callable[..., str]:
+            def checked(renderer: IPythonRenderer, *texts: str) -> str:
+                if _tex_active("".join(texts)):
                     found.append("a MathJax command")
-                return super().text(text)
+                return render(renderer, *texts)
 
-            def block_math(self, body: str) -> str:
-                if _tex_active(body):
-                    found.append("a MathJax command")
-                return super().block_math(body)
+            return checked
 
-            def inline_math(self, body: str) -> str:
-                if _tex_active(body):
-                    found.append("a MathJax command")
-                return super().inline_math(body)
-
-            def latex_environment(self, name: str, body: str) -> str:
-                if _tex_active(name + body):
-                    found.append("a MathJax command")
-                return super().latex_environment(name, body)
-
+        # Every piece of text MathJax would typeset: prose, formulas, LaTeX environments.
+        for method in ("text", "block_math", "inline_math", "latex_environment"):
+            setattr(Noting, method, noting_formulas(getattr(IPythonRenderer, method)))
         self.found = found
         self.renderer = Noting(escape=False, attachments=attachments)
 

@@ -18,6 +18,7 @@ import ast
 import json
 import os
 import stat
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,14 +58,6 @@ def _deeper_than(data: object, limit: int) -> bool:
     return False
 
 
-def _nbgrader_schema() -> dict:
-    """nbgrader's own JSON schema of a cell's ``metadata.nbgrader`` (the version its
-    ``autograde`` reads)."""
-    from nbgrader.nbgraderformat import MetadataValidator
-
-    return MetadataValidator().schema
-
-
 def nbgrader_metadata_problem(notebook: NotebookNode) -> str:
     """Why a cell's ``metadata.nbgrader`` is not of nbgrader's schema, or ``""``.
 
@@ -72,7 +65,9 @@ def nbgrader_metadata_problem(notebook: NotebookNode) -> str:
     nbgrader's rules between cells and cell types: a duplicated or retyped test cell is
     something nbgrader's sanitising repairs, and the integrity report names it.
     """
-    schema = _nbgrader_schema()
+    from nbgrader.nbgraderformat import MetadataValidator
+
+    schema = MetadataValidator().schema  # the version nbgrader's autograde reads
     for index, cell in enumerate(notebook.cells):
         if "nbgrader" not in cell.metadata:
             continue
@@ -156,9 +151,7 @@ def compare_with_release(submitted: NotebookNode, released: NotebookNode) -> lis
     mine = _graded_cells(submitted)
     theirs = dict(_graded_cells(released))
     order = [grade_id for grade_id, _ in _graded_cells(released)]
-    counts: dict[str, int] = {}
-    for grade_id, _ in mine:
-        counts[grade_id] = counts.get(grade_id, 0) + 1
+    counts = Counter(grade_id for grade_id, _ in mine)
     for grade_id in order:
         original = theirs[grade_id]
         kind = "test cell" if is_test_cell(original) else "cell"

@@ -1,31 +1,26 @@
 """Grade every submission of one or more assignments: the pipeline behind ``make grade``.
 
 Read top-down, in the order of a run. :class:`ClassGrader` registers each assignment in the
-gradebook (:meth:`.NbgraderCourse.register`), then for each hand-in
-(``autograder/submitted/<student>/<assignment>/``):
+gradebook, then for each hand-in (``autograder/submitted/<student>/<assignment>/``):
 
-1. *find*: a hand-in already recorded with the same files and the same grading (release,
-   tests, points, gradebook, due date, late policy) is skipped unless ``force`` is given or
-   its student is named (:class:`.course.ResumeState`), so an interrupted run picks up
-   where it stopped;
-2. *stage* (this process, serial): :func:`stage` reads each notebook without trusting it
-   (:mod:`.integrity`), notes what the student changed, runs nbgrader's own sanitising
-   preprocessors and copies it to ``.grading/staged/``, with the two exchange files
-   nbgrader's ``autograde`` and ``generate_feedback`` carry on (:func:`exchange_files`);
-3. *execute and judge* (Dask workers, local by default; a remote scheduler's workers are
-   checked first, :func:`check_cluster`): a sandboxed kernel per notebook, each test cell
-   judged outside it (:mod:`instructor.classroom.worker.session`);
-4. *record* (this process, serial): :func:`record_hand_in` runs nbgrader's ``autograde``
-   with its ``Execute`` step replaced by :class:`ReplayExecute`, which pastes in the
-   outputs of step 3: the gradebook, the autograded notebooks and the feedback are
-   nbgrader's own;
-5. *report*: feedback HTML (:mod:`.feedback`), then once per run the grades CSVs and the
-   integrity report (:mod:`.reports`), their scores read again from the gradebook.
+1. *find*: a hand-in recorded with the same files and grading is skipped unless ``force``
+   is given or its student is named (:class:`.course.ResumeState`);
+2. *stage* (this process): :func:`stage` reads each notebook without trusting it
+   (:mod:`.integrity`), runs nbgrader's sanitising preprocessors and copies it to
+   ``.grading/staged/`` with nbgrader's exchange files (:func:`exchange_files`);
+3. *execute and judge* (Dask workers, local by default; a remote scheduler's are checked
+   first, :func:`check_cluster`): a sandboxed kernel per notebook
+   (:mod:`instructor.classroom.worker.session`);
+4. *record* (this process): :func:`record_hand_in` runs nbgrader's ``autograde`` with its
+   ``Execute`` step replaced by :class:`ReplayExecute`, which pastes in the outputs of
+   step 3: the gradebook, the autograded notebooks and the feedback are nbgrader's own;
+5. *report*: feedback HTML (:mod:`.feedback`), then the grades CSVs and the integrity
+   report (:mod:`.reports`), the scores read once more from the gradebook.
 
 Steps 1, 2 and 4 run inside one boundary per hand-in (:func:`.records.contain`): whatever a
-hand-in holds, it ends in its own 0 with the note ``unreadable: <why>``, and the run goes
-on. What no hand-in causes (``KeyboardInterrupt``, the gradebook watch, the kernel
-environment check) runs outside it.
+hand-in holds ends in its own 0 with the note ``unreadable: <why>``, and the run goes on.
+What no hand-in causes (``KeyboardInterrupt``, the gradebook watch, the kernel environment
+check) runs outside it.
 """
 
 from __future__ import annotations
@@ -92,9 +87,6 @@ from instructor.student_ids import id_problem, refusal
 __all__ = ["ClassGrader", "ClusterError"]
 
 
-REPORTS = "reports"
-
-
 class ClassGrader:
     """Grade a class on the nbgrader course at ``root`` (``autograder/`` by default).
 
@@ -134,8 +126,6 @@ class ClassGrader:
         self.course = NbgraderCourse(root, db_url)
         self.figures = figures
         self.root = self.course.root
-        # One worker per core: the kernels are busy, not waiting, so an extra worker only
-        # competes for the cores (3 workers were slower than 2 on 2 cores when measured).
         self.workers = workers or os.cpu_count() or 1
         self.scheduler = scheduler
         self.limits = limits or Limits()
@@ -145,7 +135,7 @@ class ClassGrader:
         self.feedback = feedback
         self.progress = progress
         self.state = ResumeState(self.root / WORK / "state")
-        self.reports = self.root / REPORTS
+        self.reports = self.root / "reports"
 
     def _folders(self, assignment: str) -> list[str]:
         """The names of the folders of ``submitted/`` that hold ``assignment``, sorted.
@@ -259,15 +249,10 @@ class ClassGrader:
             for student in self.students:
                 if student not in found:
                     log(f"no submission from {student} in {self.course.submitted_folder()}")
-        todo: list[HandIn] = []
-        skipped = 0
+        found = [hand_in for a in assignments for hand_in in self.hand_ins(a)]
         force = self.force or self.students is not None
-        for assignment in assignments:
-            for hand_in in self.hand_ins(assignment):
-                if not force and self.state.is_recorded(hand_in):
-                    skipped += 1
-                else:
-                    todo.append(hand_in)
+        todo = [hand_in for hand_in in found if force or not self.state.is_recorded(hand_in)]
+        skipped = len(found) - len(todo)
         # Trial runs of bubblewrap and of the cgroups (a subprocess each), so once.
         log(
             f"{len(todo)} submission(s) to grade, {skipped} already graded; "
@@ -499,28 +484,6 @@ def unreadable_staging(course: NbgraderCourse, hand_in: HandIn, failure: Unreada
     )
 
 
-def replay_hand_in(
-    course: NbgraderCourse, hand_in: HandIn, executed: dict[str, ExecutionResult]
-) -> str:
-    """Autograde the staged copy of ``hand_in`` with the outputs of ``executed``.
-
-    Returns nbgrader's error ("" when it succeeded). Notebooks without a result (missing,
-    unreadable) are left to nbgrader, which scores them 0.
-    """
-    api: Any = course.recording_api
-    api.config.ReplayExecute.executed = {name: r.notebook for name, r in executed.items()}
-    try:
-        with warnings.catch_warnings():
-            # nbgrader 0.9's own SQLAlchemy autoflush warnings: harmless, its CLI logs them.
-            warnings.simplefilter("ignore")
-            outcome = api.autograde(hand_in.assignment, hand_in.student, force=True)
-    finally:
-        api.config.ReplayExecute.executed = {}
-    if outcome["success"]:
-        return ""
-    return "nbgrader autograde failed: " + outcome.get("error", "")[-2000:]
-
-
 def record_hand_in(
     course: NbgraderCourse,
     hand_in: HandIn,
@@ -536,7 +499,19 @@ def record_hand_in(
         notebooks[name] = notebooks[name].executed(result)
     error = ""
     if executed:
-        error = replay_hand_in(course, hand_in, executed)
+        # nbgrader's autograde on the staged copy, with the outputs of ``executed``;
+        # notebooks without a result (missing, unreadable) are left to it: it scores them 0.
+        api: Any = course.recording_api
+        api.config.ReplayExecute.executed = {name: r.notebook for name, r in executed.items()}
+        try:
+            with warnings.catch_warnings():
+                # nbgrader 0.9's own SQLAlchemy autoflush warnings: its CLI logs them too.
+                warnings.simplefilter("ignore")
+                outcome = api.autograde(hand_in.assignment, hand_in.student, force=True)
+        finally:
+            api.config.ReplayExecute.executed = {}
+        if not outcome["success"]:
+            error = "nbgrader autograde failed: " + outcome.get("error", "")[-2000:]
     else:
         course.record_zeros(hand_in.student, hand_in.assignment, list(notebooks))
     for name, (score, max_score, cells) in course.scores(
@@ -573,16 +548,13 @@ class ReplayExecute(NbGraderPreprocessor):
         return nb, resources
 
 
-CONNECT_SECONDS = 10.0
-"""How long to try to reach the scheduler."""
+CLUSTER_SECONDS = 10.0
+"""How long to try to reach the scheduler, to wait for a first worker and for the worker
+checks' answers."""
 
 
-WORKER_SECONDS = 10.0
-"""How long to wait for a first worker, and for the worker checks' answers."""
-
-
-# The worker check runs on the workers from its source (no import of this module there: a worker
-# without the course must still answer why).
+# Run on the workers from its source: a worker without the course (which could not import
+# this module) must still answer why.
 WORKER_CHECK_SOURCE = """
 def check_worker():
     import os, sys
@@ -594,7 +566,6 @@ def check_worker():
         found["error"] = f"{type(error).__name__}: {error}"
         return found
     found["course_root"] = str(instructor.paths.COURSE_ROOT)
-    found["instructor"] = os.path.dirname(instructor.__file__)
     return found
 """
 
@@ -603,21 +574,7 @@ class ClusterError(RuntimeError):
     """The cluster cannot grade this course; the message says why and what to do."""
 
 
-def _worker_check() -> Any:
-    namespace: dict[str, Any] = {"__name__": "instructor_cluster_check"}
-    exec(compile(WORKER_CHECK_SOURCE, "<worker check>", "exec"), namespace)  # noqa: S102 - our source
-    return namespace["check_worker"]
-
-
-def _fix(address: str, root: str) -> str:
-    return (
-        f"start workers with `dask worker {address}` on machines where the course is at "
-        f"{root} (a checkout there, with `pip install -e '.[instructor]'` in the worker's "
-        "Python), or run without --scheduler to grade on this machine"
-    )
-
-
-def connect(address: str, timeout: float = CONNECT_SECONDS) -> Any:
+def connect(address: str, timeout: float = CLUSTER_SECONDS) -> Any:
     """A ``distributed.Client`` of the scheduler at ``address``, or :class:`ClusterError`."""
     from distributed import Client
 
@@ -630,25 +587,32 @@ def connect(address: str, timeout: float = CONNECT_SECONDS) -> Any:
         ) from None
 
 
-def check_cluster(client: Any, course_root: str, timeout: float = WORKER_SECONDS) -> int:
+def check_cluster(client: Any, course_root: str, timeout: float = CLUSTER_SECONDS) -> int:
     """Check that ``client``'s cluster has workers and that each imports the course from
     ``course_root``; return how many workers there are, or raise :class:`ClusterError`."""
     address = client.scheduler.address
+    fix = (
+        f"start workers with `dask worker {address}` on machines where the course is at "
+        f"{course_root} (a checkout there, with `pip install -e '.[instructor]'` in the "
+        "worker's Python), or run without --scheduler to grade on this machine"
+    )
     try:
         client.wait_for_workers(1, timeout=timeout)
     except TimeoutError:
         raise ClusterError(
             f"the Dask scheduler at {address} has no worker (none joined within {timeout:g} s): "
-            + _fix(address, course_root)
+            + fix
         ) from None
+    namespace: dict[str, Any] = {"__name__": "instructor_cluster_check"}
+    exec(compile(WORKER_CHECK_SOURCE, "<worker check>", "exec"), namespace)  # noqa: S102 - our source
     try:
         found = client.sync(
-            client._run, _worker_check(), on_error="return", callback_timeout=timeout
+            client._run, namespace["check_worker"], on_error="return", callback_timeout=timeout
         )
     except TimeoutError:
         raise ClusterError(
             f"the workers of {address} did not answer the course check within {timeout:g} s "
-            "(busy or stuck): " + _fix(address, course_root)
+            "(busy or stuck): " + fix
         ) from None
     problems = []
     for worker, answer in sorted(found.items()):
@@ -668,6 +632,6 @@ def check_cluster(client: Any, course_root: str, timeout: float = WORKER_SECONDS
             f"{len(problems)} of {len(found)} worker(s) of {address} cannot grade this course:\n"
             + "\n".join(f"  {line}" for line in problems)
             + "\nTo fix: "
-            + _fix(address, course_root)
+            + fix
         )
     return len(found)
