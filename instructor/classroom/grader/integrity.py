@@ -18,7 +18,6 @@ import ast
 import json
 import os
 import stat
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -150,18 +149,15 @@ def compare_with_release(submitted: NotebookNode, released: NotebookNode) -> lis
     notes: list[str] = []
     mine = _graded_cells(submitted)
     theirs = dict(_graded_cells(released))
-    order = [grade_id for grade_id, _ in _graded_cells(released)]
-    counts = Counter(grade_id for grade_id, _ in mine)
-    for grade_id in order:
-        original = theirs[grade_id]
+    for grade_id, original in theirs.items():
         kind = "test cell" if is_test_cell(original) else "cell"
         copies = [cell for gid, cell in mine if gid == grade_id]
         if not copies:
             if is_test_cell(original) or original.metadata["nbgrader"].get("locked"):
                 notes.append(f"deleted {kind} {grade_id} (restored from the gradebook)")
             continue
-        if counts[grade_id] > 1:
-            notes.append(f"duplicated {kind} {grade_id} ({counts[grade_id]} copies; one kept)")
+        if len(copies) > 1:
+            notes.append(f"duplicated {kind} {grade_id} ({len(copies)} copies; one kept)")
         cell = copies[0]
         if cell.cell_type != original.cell_type:
             notes.append(
@@ -180,7 +176,7 @@ def compare_with_release(submitted: NotebookNode, released: NotebookNode) -> lis
             notes.append(f"cell with an nbgrader id of its own, {grade_id!r} (not graded)")
     present = [gid for gid, _ in mine if gid in theirs]
     first_seen = list(dict.fromkeys(present))
-    expected = [gid for gid in order if gid in first_seen]
+    expected = [gid for gid in theirs if gid in first_seen]
     if first_seen != expected:
         moved = [a for a, b in zip(first_seen, expected, strict=True) if a != b]
         notes.append("moved cells out of their released order: " + ", ".join(moved))
@@ -277,10 +273,7 @@ def scan_code(nb: NotebookNode) -> list[str]:
         for node in ast.walk(tree):
             found = None
             if isinstance(node, ast.Assign | ast.AugAssign | ast.Delete):
-                targets = (
-                    node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
-                )
-                for target in targets:
+                for target in getattr(node, "targets", None) or [node.target]:
                     if isinstance(target, ast.Attribute):
                         base = target.value
                         while isinstance(base, ast.Attribute):

@@ -245,9 +245,9 @@ class ClassGrader:
             for line in self.course.register(assignment):
                 log(line)
         if self.students is not None:
-            found = {s for a in assignments for s in self.present(a)}
+            seen = {s for a in assignments for s in self.present(a)}
             for student in self.students:
-                if student not in found:
+                if student not in seen:
                     log(f"no submission from {student} in {self.course.submitted_folder()}")
         found = [hand_in for a in assignments for hand_in in self.hand_ins(a)]
         force = self.force or self.students is not None
@@ -334,7 +334,7 @@ class ClassGrader:
                     self.state.save(after)
                     hand_graded.add((after.assignment, after.student))
             # Late penalties on the scores as they now are (hand-given points included),
-            # into the gradebook before the feedback shows them; the reports do the same.
+            # into the gradebook before the feedback shows them; the reports show them too.
             penalties = late_penalties(self.course, summaries)
             if self.feedback:
                 regraded = {(h.assignment, h.student) for h in graded}
