@@ -401,10 +401,6 @@ def inert_markdown(source: str) -> str:
     return f"{SHOWN_AS_TEXT}\n\n{fence}text\n{source}\n{fence}"
 
 
-def _plain_or_inert(source: str, attachments: dict[str, Any] | None = None) -> str:
-    return source if markdown_is_plain(source, attachments) else inert_markdown(source)
-
-
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -511,9 +507,8 @@ def sanitise_cell(cell: NotebookNode) -> NotebookNode:
             cell["attachments"] = type(attachments)(cleaned) if cleaned else {}
     if cell.get("cell_type") == "markdown":
         source = _text(cell.get("source", ""))
-        inert = _plain_or_inert(source, cell.get("attachments"))
-        if inert != source:
-            cell["source"] = inert
+        if not markdown_is_plain(source, cell.get("attachments")):
+            cell["source"] = inert_markdown(source)
     elif cell.get("cell_type") == "raw":
         # nbconvert's HTML templates clean a raw cell's HTML themselves (bleach); MathJax
         # would still typeset its text: one with a command of TEX_ACTIVE goes in <pre>.

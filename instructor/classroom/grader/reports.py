@@ -198,7 +198,7 @@ def totals(
         by_student.setdefault(summary.student, {})[summary.assignment] = summary
     rows: list[dict[str, float | str | None]] = []
     for student in sorted(by_student):
-        course = dict.fromkeys(TOTALS_HEADER[2:], 0.0)
+        own: list[dict[str, float | str | None]] = []
         for assignment, maximum in maxima.items():
             summary = by_student[student].get(assignment)
             row: dict[str, float | str | None] = {
@@ -207,27 +207,26 @@ def totals(
                 "assignment": assignment,
                 "max_score": maximum,
             }
-            course["max_score"] += maximum
             if summary is not None:
                 penalty = None if penalties is None else penalties.get((student, assignment), 0.0)
-                awaiting = summary.awaiting_points
                 # A written answer awaiting its grader is no 0 (nbgrader's own sum counts it 0).
                 final = None if summary.awaiting else max(0.0, summary.score - (penalty or 0.0))
                 row.update(
-                    score=summary.score, late_penalty=penalty, final=final, awaiting_manual=awaiting
+                    score=summary.score,
+                    late_penalty=penalty,
+                    final=final,
+                    awaiting_manual=summary.awaiting_points,
                 )
-                course["score"] += summary.score
-                course["late_penalty"] += penalty or 0.0
-                course["final"] += final or 0.0
-                course["awaiting_manual"] += awaiting
-            rows.append(row)
+            own.append(row)
+        total = {key: sum(float(r[key] or 0.0) for r in own) for key in TOTALS_HEADER[2:]}
+        rows += own
         rows.append(
             {
                 "student": student,
                 "assignment": COURSE_TOTAL,
-                **course,
-                "late_penalty": None if penalties is None else course["late_penalty"],
-                "final": None if course["awaiting_manual"] else course["final"],
+                **total,
+                "late_penalty": None if penalties is None else total["late_penalty"],
+                "final": None if total["awaiting_manual"] else total["final"],
             }
         )
     return rows
