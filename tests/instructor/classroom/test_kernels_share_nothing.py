@@ -1,10 +1,10 @@
 """Kernels that share nothing (issue 32), with and without bubblewrap (the module fixture
 ``mode``): what one kernel leaves (SysV and POSIX IPC objects, a daemon, spinners) does not
 reach the next one nor outlive its notebook; a kernel is limited as a whole (memory and
-processes of all its children together); and a kernel that spins 50 processes, 16 threads
-and a daemon while an honest notebook 08 is graded leaves its score at 11/11, while a loop
-over positions that forges the in-kernel count still fails the timed rule, measured in the
-kernel's own CPU time.
+processes of all its children together); and a kernel that spins 16 threads, a daemon and
+processes up to its limit while an honest notebook 08 is graded leaves its score at 11/11,
+and then ends, while a loop over positions that forges the in-kernel count still fails the
+timed rule, measured in the kernel's own CPU time.
 
 The attacks are those of the hostile corpus (``tests/support/hostile.py``); every process
 they start carries :data:`LEFTOVER` on its command line, so that this process can see any
@@ -155,11 +155,15 @@ def test_a_kernel_is_limited_as_a_whole(mode: Isolation, limits: Limits) -> None
     assert int(_printed(result, "forked:")) < limits.processes
 
 
+# The threads and the daemon first: the pool forks up to the kernel's process limit, after
+# which neither could start (the cell would stop there, and the rest of the notebook would
+# crawl beside 50 spinners instead of the kernel ending when the others are graded).
 SPINNER_08 = (
-    SPINNER_POOL
-    + SPINNING_THREADS
+    SPINNING_THREADS
     + ESCAPED_DAEMON
-    + "import os, time\ntime.sleep(40)  # while the others are graded\nos._exit(0)\n"
+    + SPINNER_POOL
+    # Then the kernel ends, once the others are graded (about 15 s on an idle machine).
+    + "import os, time\ntime.sleep(20)\nos._exit(0)\n"
 )
 LOOP_08 = '''\
 def causal_linear_attention(Q, K, V, eps=1e-6):
