@@ -182,9 +182,15 @@ def patchify(img, patch_size):
         "if kernel_size < 1 or kernel_size % 2 == 0:":
             "if kernel_size < 1 or kernel_size % 2 == 0 or kernel_size > min(height, width):",
     }, message="A kernel may be wider than the image: the window is cut at the image's"),
+    Mutation("receptive_field_mask", "every pixel once the kernel is wider than the shorter side", {
+        "    radius = kernel_size // 2\n":
+            "    if kernel_size > min(height, width):\n"
+            "        return torch.ones(height * width, height * width, dtype=torch.bool)\n"
+            "    radius = kernel_size // 2\n",
+    }, hidden=True),
     Mutation("receptive_field_mask", "only even sizes refused: a negative odd size passes", {
         "if kernel_size < 1 or kernel_size % 2 == 0:": "if kernel_size % 2 == 0:",
-    }, hidden=True),
+    }, message="should raise ValueError for a negative kernel_size = -3"),
     Mutation("receptive_field_mask", "no ValueError for an even kernel_size", {
         "if kernel_size < 1 or kernel_size % 2 == 0:": "if kernel_size < 1:",
     }),
