@@ -8,15 +8,11 @@ reply that is not exactly this shape raises :class:`.wire.WireError` (the submis
 the protocol).
 
 Values inside a request or a reply (the arguments, the result, the changed inputs) are
-:mod:`.wire` records; this module types the envelope around them. Only the standard library
-is imported: the kernel imports this module too.
+:mod:`.wire` records; this module types the envelope around them.
 
-The kernel's side of a probe: run one graded function on the grader's inputs.
-
-Loaded into each student's kernel at start (as ``__grader_probe__``). The grader writes a
-request folder (:mod:`.wire`) and executes ``__grader_probe__.answer(folder)`` silently;
-:func:`answer` reads the inputs, calls what the notebook defines under that name (or a
-module built by an earlier probe), and writes the outputs back as plain data.
+The kernel's side, :func:`answer`, is loaded into each student's kernel at start (as
+``__grader_probe__``): it calls what the notebook defines under the requested name (or a
+module an earlier probe built) and writes the outputs back as plain data.
 
 Nothing here decides a grade. The student's code runs in this process and may change
 anything in it, this module included; whatever it does, what reaches the grader is data
@@ -26,7 +22,7 @@ itself for inputs the kernel sees only now.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -86,35 +82,14 @@ class Request:
     measure: Measure | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "op": str(self.op),
-            "name": self.name,
-            "handle": self.handle,
-            "label": self.label,
-            "state": self.state,
-            "training": self.training,
-            "args": self.args,
-            "kwargs": self.kwargs,
-            "rng": self.rng,
-            "measure": None if self.measure is None else str(self.measure),
-        }
+        return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Request:
         """The request the grader wrote (the kernel reads it; the grader is trusted)."""
-        measure = data.get("measure")
-        return cls(
-            op=Op(data.get("op", Op.CALL)),
-            name=data.get("name"),
-            handle=data.get("handle"),
-            label=str(data.get("label", "")),
-            state=list(data.get("state", [])),
-            training=list(data.get("training", [])),
-            args=list(data.get("args", [])),
-            kwargs=list(data.get("kwargs", [])),
-            rng=data.get("rng"),
-            measure=None if measure is None else Measure(measure),
-        )
+        request = cls(**data)
+        measure = None if request.measure is None else Measure(request.measure)
+        return replace(request, op=Op(request.op), measure=measure)
 
 
 @dataclass(frozen=True)
@@ -135,14 +110,7 @@ class Reply:
     """The exception's message."""
 
     def to_json(self) -> dict[str, Any]:
-        if self.status == Status.RAISED:
-            return {"status": str(self.status), "types": self.types, "message": self.message}
-        return {
-            "status": str(self.status),
-            "value": self.value,
-            "measured": self.measured,
-            "changed": [[index, record] for index, record in self.changed],
-        }
+        return asdict(self) | {"changed": [list(pair) for pair in self.changed]}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Reply:

@@ -19,19 +19,11 @@ files inside the folder (no links), sizes and nesting are bounded, every record 
 against the kinds above, and anything else raises :class:`WireError`. Only NumPy, PyTorch and
 the standard library are imported: the kernel imports this module too.
 
-Modules as records of the wire (:mod:`.wire`): what a record may give a module, and
-which classes both sides rebuild by name.
-
-A record (:meth:`.wire.Writer.module`) names the module's class and carries its plain
-attributes, parameters, buffers and children. The reading side builds the module from it
-and then fills it (:func:`fill_module`), which refuses anything but data:
-
-* the kernel (:func:`.probe.rebuild`) rebuilds a module the grader sent as the class
-  it names (:func:`known_layer`), or from the test cell's source;
-* the grader (:func:`.judge.stand_in`) never builds a real class from a kernel's record: the
-  class name is the student's to choose. A kernel's module is a stand-in whose ``forward``
-  runs in the kernel; one that names a class of :func:`known_layer` poses as that class
-  (``isinstance``) and nothing more.
+A module's record names its class; the reading side fills a bare module from it
+(:func:`fill_module`, data only). The kernel (:func:`.probe.rebuild`) builds the grader's
+modules as the class named (:func:`known_layer`) or from the test cell's source; the grader
+(:func:`.judge.stand_in`) never builds a class a kernel names, only a stand-in whose
+``forward`` runs in the kernel and which at most poses (``isinstance``) as a known layer.
 """
 
 from __future__ import annotations

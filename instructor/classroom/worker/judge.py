@@ -59,7 +59,6 @@ from helpers import checks
 from helpers.checks import GraderStop
 from instructor import anatomy
 from instructor.classroom.kernel import wire
-from instructor.classroom.kernel import wire as module_records
 from instructor.classroom.kernel.probe import Measure, Op, Reply, Request, Status
 from instructor.classroom.worker import Outcome
 
@@ -378,10 +377,10 @@ def stand_in(record: dict, reader: wire.Reader, channel: Channel) -> nn.Module:
     class_name = str(record.get("class"))
     if class_name.startswith("__grader_test__."):
         raise wire.WireError(f"a module of the grader's class {class_name[:80]} it did not send")
-    cls = remote_class(module_records.known_layer(class_name))
+    cls = remote_class(wire.known_layer(class_name))
     module = cls.__new__(cls)
     RemoteModule.__init__(module, channel, record["handle"], class_name[:300])
-    return module_records.fill_module(module, record, reader)
+    return wire.fill_module(module, record, reader)
 
 
 BEST_EFFORT = {
