@@ -3,8 +3,9 @@
 Per assignment, temporary nbgrader courses are built from ``solutions/``:
 
 - a *reference* course grades the complete reference solution, the untouched student
-  version and the reference solution without its demo cells, with the ``nbgrader
-  autograde`` command an instructor types;
+  version, the reference solution without its demo cells and one wrong answer, with the
+  ``nbgrader autograde`` command an instructor types (``support.graded_class``'s
+  ``reference_course``, whose feedback ``test_feedback_leaks.py`` also reads);
 - *case* courses grade the answers of ``tests/grading_cases/<assignment>.py``. Each
   submission is the reference solution with a few solution cells replaced by cases of
   different, independent functions (``instructor.grading_cases.pack``), so one kernel start grades
@@ -47,11 +48,15 @@ from instructor.classroom.grader.records import HandInSummary, attention
 from instructor.classroom.worker.session import STUDENT_VIEW
 from instructor.grading_cases import Case, Submission, load_cases, pack, reference_solutions
 from instructor.scratch_course import ScratchCourse
-from support.graded_class import generated
+from support.graded_class import (
+    SOLUTION,
+    STUB,
+    TRIMMED_SOLUTION,
+    generated,
+    reference_course,
+    reference_group,
+)
 
-SOLUTION = "reference_solution"
-STUB = "untouched_student_version"
-TRIMMED_SOLUTION = "reference_solution_without_demos"
 SUBMISSIONS_PER_COURSE = 8
 """Submissions graded in one nbgrader run: few enough for the courses to balance across the
 test workers, enough that starting nbgrader (about 2 s) stays a small share."""
@@ -90,41 +95,36 @@ CLASS_SUMMARIES: dict[Path, dict[str, HandInSummary]] = {}
 
 @pytest.fixture(scope="session")
 def graded_course(tmp_path_factory, shared_scheduler):
-    """``graded_course(assignment, batch=None)``: a course in which the reference solution,
-    the untouched student version and the reference solution without demos (``batch=None``)
-    or one batch of case submissions have been autograded; each course is built once per
-    test worker."""
+    """``graded_course(assignment, batch=None)``: the reference course (``batch=None``,
+    :func:`support.graded_class.reference_course`) or one batch of case submissions graded
+    by the class grader; each course is built once per test worker."""
     courses: dict[tuple[str, int | None], ScratchCourse] = {}
 
     def get(assignment: str, batch: int | None = None) -> ScratchCourse:
         key = (assignment, batch)
         if key in courses:
             return courses[key]
-        name = f"{assignment}-{'reference' if batch is None else f'cases{batch}'}"
-        course = generated(tmp_path_factory, assignment).clone(tmp_path_factory.mktemp(name))
         if batch is None:
-            course.submit(SOLUTION, course.solved())
-            course.submit(STUB, course.released())
+            courses[key] = reference_course(tmp_path_factory, assignment)
+            return courses[key]
+        course = generated(tmp_path_factory, assignment).clone(
+            tmp_path_factory.mktemp(f"{assignment}-cases{batch}")
+        )
+        for submission in course_batches(assignment)[batch]:
+            course.submit(submission.student, course.solved(submission.replacements(), demos=False))
+        if batch == 0:
             course.submit(TRIMMED_SOLUTION, course.solved(demos=False))
-            course.autograde(command_line=True)  # the instructor's command, as in the README
-        else:
-            for submission in course_batches(assignment)[batch]:
-                course.submit(
-                    submission.student, course.solved(submission.replacements(), demos=False)
-                )
-            if batch == 0:
-                course.submit(TRIMMED_SOLUTION, course.solved(demos=False))
-                course.submit(STUB, course.released())
-            # On this test process's cluster: 25 case courses, each too small to pay for a
-            # cluster of its own (the embedded one is proven in tests/instructor/classroom/).
-            summaries = ClassGrader(
-                course.root,
-                scheduler=shared_scheduler(),
-                feedback=False,
-                progress=False,
-                student_view=True,
-            ).grade([assignment], log=lambda line: None)
-            CLASS_SUMMARIES[course.root] = {s.student: s for s in summaries}
+            course.submit(STUB, course.released())
+        # On this test process's cluster: 25 case courses, each too small to pay for a
+        # cluster of its own (the embedded one is proven in tests/instructor/classroom/).
+        summaries = ClassGrader(
+            course.root,
+            scheduler=shared_scheduler(),
+            feedback=False,
+            progress=False,
+            student_view=True,
+        ).grade([assignment], log=lambda line: None)
+        CLASS_SUMMARIES[course.root] = {s.student: s for s in summaries}
         courses[key] = course
         return course
 
@@ -134,7 +134,7 @@ def graded_course(tmp_path_factory, shared_scheduler):
 # The tests of one course share it: keep them on one xdist worker (--dist loadgroup).
 by_assignment = pytest.mark.parametrize(
     "assignment",
-    [pytest.param(a, marks=pytest.mark.xdist_group(f"{a}-reference")) for a in ASSIGNMENTS],
+    [pytest.param(a, marks=reference_group(a)) for a in ASSIGNMENTS],
 )
 # A case course's tests share it the same way: one group per course.
 by_submission = pytest.mark.parametrize(

@@ -33,9 +33,23 @@ from _pytest.mark.structures import ParameterSet
 from filelock import FileLock
 
 from instructor.classroom.worker.isolation import Isolation, isolation
+from instructor.grading_cases import Case, load_cases
 from instructor.scratch_course import ScratchCourse
 
-__all__ = ["SharedClusters", "generated", "graded_with", "isolation_params", "once_per_run"]
+__all__ = [
+    "SOLUTION",
+    "STUB",
+    "SharedClusters",
+    "TRIMMED_SOLUTION",
+    "WRONG",
+    "generated",
+    "graded_with",
+    "isolation_params",
+    "once_per_run",
+    "reference_course",
+    "reference_group",
+    "wrong_case",
+]
 
 
 def isolation_params(group: str, *, apart: bool = True) -> list[ParameterSet]:
@@ -136,3 +150,44 @@ class SharedClusters:
         for cluster in self._clusters.values():
             cluster.close()
         self._clusters.clear()
+
+
+SOLUTION = "reference_solution"
+STUB = "untouched_student_version"
+TRIMMED_SOLUTION = "reference_solution_without_demos"
+WRONG = "a_wrong_answer"
+
+_REFERENCE_COURSES: dict[str, ScratchCourse] = {}
+
+
+def reference_group(assignment: str) -> pytest.MarkDecorator:
+    """The xdist group of the tests that read ``assignment``'s reference course: one worker
+    builds it and runs them one after the other (some write its feedback folder)."""
+    return pytest.mark.xdist_group(f"{assignment}-reference")
+
+
+def wrong_case(assignment: str) -> Case:
+    """The reference course's wrong answer: the first wrong case of ``tests/grading_cases``
+    with a promised message, else the first wrong case."""
+    wrong = [case for case in load_cases(assignment) if case.kind == "wrong"]
+    return ([case for case in wrong if case.message] or wrong)[0]
+
+
+def reference_course(tmp_path_factory: pytest.TempPathFactory, assignment: str) -> ScratchCourse:
+    """``assignment``'s reference course, built once per test process (its tests are in
+    :func:`reference_group`) and graded with ``nbgrader autograde``, the instructor's
+    command: the reference solution (:data:`SOLUTION`), the untouched student version
+    (:data:`STUB`), the reference solution without its demo cells (:data:`TRIMMED_SOLUTION`)
+    and one wrong answer in that form (:data:`WRONG`, :func:`wrong_case`)."""
+    if assignment not in _REFERENCE_COURSES:
+        course = generated(tmp_path_factory, assignment).clone(
+            tmp_path_factory.mktemp(f"{assignment}-reference")
+        )
+        course.submit(SOLUTION, course.solved())
+        course.submit(STUB, course.released())
+        course.submit(TRIMMED_SOLUTION, course.solved(demos=False))
+        case = wrong_case(assignment)
+        course.submit(WRONG, course.solved({case.function: case.source}, demos=False))
+        course.autograde(command_line=True)
+        _REFERENCE_COURSES[assignment] = course
+    return _REFERENCE_COURSES[assignment]

@@ -1,15 +1,16 @@
 """Feedback HTML never shows a hidden test or a line of the reference solution, and shows
 each failing test's error message whole.
 
-For every notebook of course.toml, a scratch course (one per notebook, each an xdist group
-of its own, cloned from the course generated once per run: ``support.graded_class``) grades
-three students with nbgrader's API: the reference solution, the untouched student version
-and one wrong answer of ``tests/grading_cases`` (``load_cases``; one with a promised message
-where there is one). Then the class grader's feedback step (``feedback.feedback_for``:
+For every notebook of course.toml, the reference course of ``support.graded_class`` (graded
+by ``nbgrader autograde``, read by ``tests/course/test_autograde.py`` too, in the same xdist
+group) holds three students of interest here: the reference solution, the untouched student
+version and one wrong answer of ``tests/grading_cases`` (one with a promised message where
+there is one). Then the class grader's feedback step (``feedback.feedback_for``:
 nbgrader's ``generate_feedback`` with :class:`RedactFeedback`) writes their HTML, which is
 searched for every hidden test line and every reference-solution line that the student did
-not write themselves and the student version does not show. Ungraded demo cells are emptied
-(``demos=False``): they never touch the tests, and the class grades in half the time.
+not write themselves and the student version does not show. The reference solution and the
+wrong answer have their ungraded demo cells emptied (``demos=False``): they never touch the
+tests; the untouched student version is the release as it is.
 """
 
 from __future__ import annotations
@@ -27,9 +28,15 @@ from instructor.classroom.grader.feedback import (
     feedback_for,
     redact_test_cell,
 )
-from instructor.grading_cases import Case, load_cases
 from instructor.scratch_course import ScratchCourse
-from support.graded_class import generated
+from support.graded_class import (
+    STUB,
+    TRIMMED_SOLUTION,
+    WRONG,
+    reference_course,
+    reference_group,
+    wrong_case,
+)
 
 NOTEBOOKS = registry.load().ids
 HIDDEN_MIN = 15
@@ -42,43 +49,32 @@ def _text(page: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", page))
 
 
-def _wrong_case(notebook_id: str) -> Case:
-    wrong = [case for case in load_cases(notebook_id) if case.kind == "wrong"]
-    return ([case for case in wrong if case.message] or wrong)[0]
-
-
 @pytest.fixture(
-    scope="module",
-    params=[
-        pytest.param(n, marks=pytest.mark.xdist_group(f"feedback_leaks-{n}")) for n in NOTEBOOKS
-    ],
+    scope="module", params=[pytest.param(n, marks=reference_group(n)) for n in NOTEBOOKS]
 )
 def graded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict:
     notebook_id: str = request.param
-    course = generated(tmp_path_factory, notebook_id).clone(tmp_path_factory.mktemp(notebook_id))
-    released = course.released()
-    stubs = anatomy.solution_sources(released)
-    wrong = _wrong_case(notebook_id)
+    # The course test_autograde.py reads too (same xdist group: built once, on one worker).
+    course = reference_course(tmp_path_factory, notebook_id)
+    students = {"reference": TRIMMED_SOLUTION, "untouched": STUB, "wrong": WRONG}
+    folder = course.root / "submitted"
     class_ = {
-        "reference": course.solved(demos=False),
-        "untouched": anatomy.complete(released, stubs, demos=False),
-        "wrong": course.solved({wrong.function: wrong.source}, demos=False),
+        kind: nbformat.read(folder / student / notebook_id / course.notebook_name, 4)
+        for kind, student in students.items()
     }
-    for student, notebook in class_.items():
-        course.submit(student, notebook)
-    course.autograde()
     pages = {}
-    for student in class_:
+    for kind, student in students.items():
         assert feedback_for(course.root, None, notebook_id, student), student
         page = course.root / "feedback" / student / notebook_id / f"{notebook_id}.html"
-        pages[student] = page.read_text(encoding="utf-8")
+        pages[kind] = page.read_text(encoding="utf-8")
     return {
         "id": notebook_id,
         "course": course,
+        "students": students,
         "class": class_,
         "pages": pages,
-        "wrong": wrong,
-        "released": released,
+        "wrong": wrong_case(notebook_id),
+        "released": course.released(),
     }
 
 
@@ -121,7 +117,7 @@ def test_every_error_message_is_shown_whole(graded: dict) -> None:
     course: ScratchCourse = graded["course"]
     for student in ("untouched", "wrong"):
         text = _text(graded["pages"][student])
-        autograded = course.autograded(student)
+        autograded = course.autograded(graded["students"][student])
         errors = [
             output
             for cell in anatomy.test_cells(autograded)
