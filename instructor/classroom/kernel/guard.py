@@ -91,11 +91,8 @@ _MISSING = object()
 
 
 def _watched_classes() -> list[type]:
-    classes: list[type] = []
     torch = sys.modules.get("torch")
-    if torch is not None:
-        classes += [torch.Tensor, torch._C.TensorBase, torch.nn.Module]
-    return classes
+    return [torch.Tensor, torch._C.TensorBase, torch.nn.Module] if torch else []
 
 
 def _shell():
@@ -104,10 +101,6 @@ def _shell():
     except ImportError:
         return None
     return get_ipython()
-
-
-def _module_of(function: object) -> str:
-    return getattr(function, "__module__", None) or ""
 
 
 class AuditLog:
@@ -226,13 +219,6 @@ class ShellWatch:
         shell = _shell()
         if self.shell is None or shell is None:
             return []
-        return [
-            *self._methods(shell, restore),
-            *self._transformers(shell, restore),
-            *self._handlers(shell, restore),
-        ]
-
-    def _methods(self, shell: object, restore: bool) -> list[str]:
         found: list[str] = []
         instance = vars(shell)
         for key in SHELL_METHODS:
@@ -250,20 +236,12 @@ class ShellWatch:
                     found.append(f"IPython's {cls.__name__}.{key} was replaced")
                     if restore:
                         setattr(cls, key, value)
-        return found
-
-    def _transformers(self, shell: object, restore: bool) -> list[str]:
-        found: list[str] = []
         for key, saved in self.lists.items():
             current = getattr(shell, key, [])
             if list(current) != saved:
                 found.append(f"IPython's {key} was changed")
                 if restore:
                     current[:] = saved
-        return found
-
-    def _handlers(self, shell: object, restore: bool) -> list[str]:
-        found: list[str] = []
         if shell.custom_exceptions != self.custom_exceptions:
             found.append("IPython's custom exception handler was set")
             if restore:
@@ -273,7 +251,7 @@ class ShellWatch:
                 c
                 for c in callbacks
                 if c not in self.events.get(event, [])
-                and not _module_of(c).startswith(TRUSTED_CALLBACK_MODULES)
+                and not (getattr(c, "__module__", None) or "").startswith(TRUSTED_CALLBACK_MODULES)
             ]
             if foreign:
                 found.append(f"an IPython {event!r} event callback was registered")

@@ -106,11 +106,15 @@ def isolation() -> Isolation:
     if bwrap is None or not sys.platform.startswith("linux"):
         return Isolation.NONE
     trial = [bwrap, "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "true"]
+    return Isolation.BWRAP if _succeeds(trial) else Isolation.NONE
+
+
+def _succeeds(command: list[str]) -> bool:
+    """Whether a trial run of ``command`` exits with 0 (within 20 s)."""
     try:
-        ok = subprocess.run(trial, capture_output=True, timeout=20).returncode == 0
+        return subprocess.run(command, capture_output=True, timeout=20).returncode == 0
     except (OSError, subprocess.TimeoutExpired):
-        ok = False
-    return Isolation.BWRAP if ok else Isolation.NONE
+        return False
 
 
 def kernels_leave_root() -> bool:
@@ -125,11 +129,7 @@ def _unshare_ipc() -> bool:
     with util-linux's ``unshare``): a trial run, once."""
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         return False
-    try:
-        trial = subprocess.run(["unshare", "--ipc", "true"], capture_output=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return trial.returncode == 0
+    return _succeeds(["unshare", "--ipc", "true"])
 
 
 def isolation_note() -> str:
@@ -144,11 +144,6 @@ def isolation_note() -> str:
     if missing:
         note += f" (NOT isolated: {'; '.join(missing)}; see docs/instructors.md)"
     return note
-
-
-def kernel_cgroup_for(limits: Limits) -> KernelCgroup | None:
-    """A new cgroup with ``limits`` for one kernel; None where none can be made here."""
-    return kernel_cgroup(limits.memory_mib * 1024 * 1024, limits.cores, limits.processes)
 
 
 def _python_paths() -> list[Path]:
@@ -168,38 +163,28 @@ def _python_paths() -> list[Path]:
 
 
 def rlimits(limits: Limits, own_uid: bool) -> dict[str, int]:
-    """A kernel's resource limits by name (memory, cpu, processes, file, core, msgqueue), in
-    bytes, seconds and counts. No POSIX message queue at all: a queue outlives its process
-    and, without an IPC namespace of the kernel's own, the next kernel could read it."""
+    """A kernel's resource limits by ``prlimit``'s option names (``RLIMIT_`` + the name in
+    capitals, in :mod:`resource`), in bytes, seconds and counts. No POSIX message queue at
+    all: a queue outlives its process and, without an IPC namespace of the kernel's own, the
+    next kernel could read it."""
     mib = 1024 * 1024
     # Without a user id of its own, the kernel shares the count with the grader's processes.
     processes = limits.processes if own_uid else _user_tasks() + limits.processes
     return {
-        "memory": limits.memory_mib * mib,
+        "as": limits.memory_mib * mib,
         "cpu": limits.cpu_seconds,
-        "processes": processes,
-        "file": limits.file_mib * mib,
+        "nproc": processes,
+        "fsize": limits.file_mib * mib,
         "core": 0,
         "msgqueue": 0,
     }
-
-
-_PRLIMIT_OPTIONS = {
-    "memory": "as",
-    "cpu": "cpu",
-    "processes": "nproc",
-    "file": "fsize",
-    "core": "core",
-    "msgqueue": "msgqueue",
-}
 
 
 def _limits_command(limits: Limits, own_uid: bool) -> list[str]:
     prlimit = shutil.which("prlimit")
     if prlimit is None:
         return []
-    limited = rlimits(limits, own_uid)
-    return [prlimit, *(f"--{_PRLIMIT_OPTIONS[name]}={limited[name]}" for name in limited)]
+    return [prlimit, *(f"--{name}={value}" for name, value in rlimits(limits, own_uid).items())]
 
 
 def copy_font_cache(folder: Path) -> None:
@@ -448,11 +433,7 @@ _V1_CONTROLLERS = {"cpu", "cpuacct", "memory", "pids"}
 def _enters(procs_files: Iterable[Path]) -> bool:
     """Whether a new process can be moved into each of these ``cgroup.procs`` (a trial, with
     the command kernels are started with: :meth:`KernelCgroup.enter_command`)."""
-    command = _enter_prefix(list(procs_files)) + ["true"]
-    try:
-        return subprocess.run(command, capture_output=True, timeout=20).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
+    return _succeeds(_enter_prefix(list(procs_files)) + ["true"])
 
 
 def _enter_prefix(procs_files: list[Path]) -> list[str]:
@@ -490,22 +471,12 @@ def _usable_base(mount: _Mount, name: str) -> Path | None:
     return path
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _sweep(mount: _Mount) -> None:
     """Remove the folders of graders that have died without removing them (a Dask worker
     ended by its nanny runs no exit handler), ending whatever their kernels left running."""
     for base in mount.directory.glob("grade-*-*"):
         pid = base.name.split("-")[1]
-        if not pid.isdigit() or _alive(int(pid)):
+        if not pid.isdigit() or psutil.pid_exists(int(pid)):
             continue
         with contextlib.suppress(OSError):
             for folder in [p for p in base.iterdir() if p.is_dir()]:

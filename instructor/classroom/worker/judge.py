@@ -9,30 +9,17 @@ expected answers, the ``helpers.checks`` comparisons and their messages run here
 
 A probe writes the inputs as plain data (:mod:`instructor.classroom.kernel.wire`), makes the
 kernel run the student's function on them (:mod:`instructor.classroom.kernel.probe`) and
-reads the outputs back, trusting nothing:
+reads the outputs back, trusting nothing: tensors come back as new tensors, an exception as
+its type's name and message (:func:`_exception`), an input changed in place as a
+:class:`ChangedInput` that fails the test, a module as a stand-in (:func:`stand_in`).
+Torch's random state is sent with every call; nothing random comes back. Anything not in
+the format raises :class:`ProbeError` (the submission broke the protocol).
 
-* tensors come back as new, plain tensors; an exception as its type's name and message,
-  raised again as the nearest built-in type (``kernel_exception`` keeps the kernel's, for
-  ``helpers.checks.checked_call``); the grader's own :class:`ProbeError`,
-  :class:`ProbeTimeout` and :class:`KernelGone` are ``helpers.checks.GraderStop``;
-* an input the function changed in place is not changed here: the change is recorded
-  (:class:`ChangedInput`) and fails the test, with ``check_unchanged``'s message where the
-  cell checks that input, else once the cell has run;
-* torch's random state is sent with every call (nothing random comes back);
-* an ``nn.Module`` comes back as a stand-in (:func:`stand_in`): the grader's own object for
-  one it sent, else a :class:`RemoteModule` whose ``forward`` is a probe, its parameters,
-  buffers and train/eval flags sent before each call; one that names a layer of torch or of
-  ``helpers.reference_layers`` is also an instance of that class, and nothing more.
-
-Anything not in the format raises :class:`ProbeError` (the submission broke the protocol).
-
-The largest tensor and the number of torch calls can only be measured in the kernel: the
-cell's checks take them through the hook ``helpers.checks`` declares
-(:class:`helpers.checks.Measurements`, installed with ``measured_by`` for the cell), and
-they are best-effort checks (:data:`BEST_EFFORT`), named in the integrity report. A cell
-that also decides the rule from outside (:data:`DECIDED_OUTSIDE`) uses the measurement as
-a diagnostic only. The cell's result is what nbgrader scores: the text it printed, and an
-error output when it raised.
+The largest tensor and the number of torch calls can only be measured in the kernel
+(:func:`_measured_through`): best-effort checks (:data:`BEST_EFFORT`), named in the
+integrity report, unless the cell also decides the rule from outside
+(:data:`DECIDED_OUTSIDE`). The cell's result is what nbgrader scores: the text it printed,
+and an error output when it raised.
 """
 
 from __future__ import annotations
@@ -231,7 +218,9 @@ class Channel:
             if reply.status == Status.RAISED:
                 raise _exception(reply.types, reply.message)
             for index, record in reply.changed:
-                original = _input(inputs, index, (torch.Tensor, np.ndarray))
+                original = inputs[index] if 0 <= index < len(inputs) else None
+                if not isinstance(original, torch.Tensor | np.ndarray):
+                    raise wire.WireError(f"input {index} is not an array the grader sent")
                 changed = reader.value(record)
                 kind = np.ndarray if isinstance(original, np.ndarray) else torch.Tensor
                 if not isinstance(changed, kind):
@@ -255,12 +244,6 @@ class Channel:
         self.run(f"__grader_probe__.answer({str(folder)!r})", None)
         value, _ = self._read(response, [], lookup=name)
         return value
-
-
-def _input(inputs: list[Any], index: int, kind: type | tuple[type, ...]) -> Any:
-    if not 0 <= index < len(inputs) or not isinstance(inputs[index], kind):
-        raise wire.WireError(f"input {index} is not an array the grader sent")
-    return inputs[index]
 
 
 @dataclass
@@ -495,7 +478,8 @@ def sendable_classes(source: str) -> dict[str, str]:
     }
 
 
-def _error(ename: str, evalue: str) -> NotebookNode:
+def error_output(ename: str, evalue: str) -> NotebookNode:
+    """An error output of a test cell (nbgrader scores the cell 0)."""
     return new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
 
@@ -544,18 +528,18 @@ def run_test(source: str, test_id: str, channel: Channel, probe_seconds: float) 
             raise checks.modified_in_place(channel.changed[0].describe())
     except ProbeTimeout as stopped:
         verdict.stopped = Outcome.TIME_LIMIT
-        error = _error("GraderTimeLimit", f"the grader stopped {test_id}: {stopped}")
+        error = error_output("GraderTimeLimit", f"the grader stopped {test_id}: {stopped}")
     except KernelGone as gone:
         verdict.stopped = Outcome.KERNEL_DIED
-        error = _error("KernelDied", f"the kernel died during {test_id}: {gone}")
+        error = error_output("KernelDied", f"the kernel died during {test_id}: {gone}")
     except ProbeError as broken:
         verdict.broken_protocol = str(broken)
-        error = _error(
+        error = error_output(
             "GraderProtocolError",
             f"the notebook's answer to the grader's call broke the probe protocol: {broken}",
         )
     except Exception as failure:  # noqa: BLE001 - a failing test is a verdict, not a crash
-        error = _error(type(failure).__name__, str(failure))
+        error = error_output(type(failure).__name__, str(failure))
     text = printed.getvalue()
     if text:
         verdict.outputs.append(new_output("stream", name="stdout", text=text))

@@ -62,7 +62,7 @@ from instructor.classroom.worker.isolation import (
     KernelCgroup,
     Limits,
     copy_font_cache,
-    kernel_cgroup_for,
+    kernel_cgroup,
     kernels_leave_root,
     reaped,
     sandbox_command,
@@ -75,6 +75,7 @@ from instructor.classroom.worker.judge import (
     ProbeError,
     ProbeTimeout,
     TestVerdict,
+    error_output,
     run_test,
 )
 from instructor.classroom.worker.zygote import (
@@ -364,7 +365,6 @@ class KernelSession:
             raise KernelGone("the grader lost the kernel") from None
 
     async def handshake(self) -> None:
-        """Before the first cell: the kernel must have loaded the grader's guard and probe."""
         self.loop = asyncio.get_running_loop()
         await self.loop.run_in_executor(self.tests, _handshake, self.channel)
 
@@ -438,16 +438,6 @@ def _guard_report(cell: NotebookNode, nonce: str) -> dict | None:
     return None
 
 
-def _error_output(reason: str) -> NotebookNode:
-    """The error output of a test cell the notebook never reached (nbgrader scores it 0)."""
-    return nbformat.v4.new_output(
-        "error",
-        ename="TestNotRun",
-        evalue=reason,
-        traceback=[f"TestNotRun: {reason}"],
-    )
-
-
 def _start_lines(workdir: Path, probes: Path, figures: bool = False) -> list[str]:
     forbidden = [str(SOLUTIONS)]
     lines = [
@@ -464,14 +454,6 @@ def _start_lines(workdir: Path, probes: Path, figures: bool = False) -> list[str
             "__grader_inline__.instance().figure_formats = set(); del __grader_inline__"
         )
     return lines
-
-
-def _prepare_probes(parent: Path | None) -> Path:
-    """The grader's folder for the probes: the kernel may read it, and write only where
-    :class:`.judge.Channel` lets it (never a name the grader writes to)."""
-    probes = Path(tempfile.mkdtemp(prefix="probes-", dir=parent))
-    os.chmod(probes, 0o755)
-    return probes
 
 
 def _prepare_workdir(nb_name: str, uid: int, zygote: Zygote | None) -> Path:
@@ -516,7 +498,7 @@ def unexecuted(notebook: NotebookNode, outcome: Outcome, reason: str) -> Executi
     zeroed = []
     for cell in nb.cells:
         if anatomy.is_test_cell(cell):
-            cell.outputs = [_error_output(reason)]
+            cell.outputs = [error_output("TestNotRun", reason)]
             zeroed.append(ZeroedTest(anatomy.grade_id(cell), reason, ZeroKind.NOT_RUN))
     return ExecutionResult(dict(nb), outcome=outcome, detail=reason, zeroed=tuple(zeroed))
 
@@ -570,15 +552,16 @@ def _execute_once(
                 f"the kernel cannot load the grader's code: {error}. {INSTALL_HINT}"
             ) from None
     workdir = _prepare_workdir(name, uid, zygote)
-    probes = _prepare_probes(zygote.slots if zygote else None)
-    own_uid = kernels_leave_root()
+    # The kernel may read the probes' folder, and write only where Channel lets it.
+    probes = Path(tempfile.mkdtemp(prefix="probes-", dir=zygote.slots if zygote else None))
+    os.chmod(probes, 0o755)
     (workdir / f"{name}.ipynb").write_text(nbformat.writes(nb))
-    cgroup = kernel_cgroup_for(limits)
+    cgroup = kernel_cgroup(limits.memory_mib * 1024 * 1024, limits.cores, limits.processes)
     km = SandboxedKernelManager(workdir, probes, limits, uid, zygote, cgroup)
     client = grading_client(guarded, km, limits, _start_lines(workdir, probes, figures))
     clock = cgroup.cpu_seconds if cgroup is not None and cgroup.cpu_seconds() is not None else None
     session = KernelSession(
-        client, probes, uid if own_uid else None, limits.cell_seconds, name, clock
+        client, probes, uid if kernels_leave_root() else None, limits.cell_seconds, name, clock
     )
 
     detail = ""
@@ -671,7 +654,7 @@ def _judge(
             reason = f"{test} did not run ({outcome}: {detail})".rstrip(": )") + ")"
             if outcome == Outcome.OK:
                 reason = f"{test} did not run"
-            cell.outputs = [_error_output(reason)]
+            cell.outputs = [error_output("TestNotRun", reason)]
             zeroed.append(ZeroedTest(test, reason, ZeroKind.NOT_RUN))
         elif verdict.broken_protocol:
             reason = f"{test}: the notebook broke the probe protocol ({verdict.broken_protocol})"

@@ -18,7 +18,9 @@ notebook then gets a child of it, which runs nothing but the student's notebook:
   so nothing a student starts or leaves outlives their notebook or reaches the next one.
 
 It runs in a sandbox of its own (:func:`.isolation.zygote_command`), one per worker, whose only
-writable folder holds the kernels' folders; the grader's side is :mod:`.zygote`.
+writable folder holds the kernels' folders. It is used where the grader is root with
+bubblewrap (:func:`zygote_available`): only then can each child leave for a user id of its
+own. Elsewhere each kernel starts from scratch (:func:`.isolation.sandbox_command`).
 
 Protocol, one connection per kernel, JSON lines: the grader sends the request
 ``{"argv", "workdir", "uid", "env", "limits"}``; the zygote answers ``{"pid"}`` (in its PID
@@ -26,17 +28,9 @@ namespace); the grader sends ``{"go": true}`` once it has placed the child in it
 the child goes on; the zygote sends ``{"exit"}`` when the kernel has ended. The grader may
 send ``{"signal": n}``; closing the connection kills the kernel.
 
-Kernels forked from a zygote (:mod:`.zygote`): the grader's side.
-
-:func:`zygote_for_worker` starts (once per worker process) the sandboxed zygote and returns
-it; :class:`ZygoteProvisioner` is the jupyter_client provisioner that asks it for a kernel
-instead of starting a process, and :class:`ForkedKernel` stands for that kernel where
-jupyter_client expects a :class:`subprocess.Popen`.
-
-Used where the grader is root with bubblewrap (:func:`zygote_available`): only then can each
-child leave for a user id of its own, which is what keeps one student's processes from
-seeing the next one's. Elsewhere each kernel is started from scratch by
-:func:`.isolation.sandbox_command`.
+The grader's side: :func:`zygote_for_worker` starts the zygote once per worker process;
+:class:`ZygoteProvisioner` (jupyter_client) asks it for a kernel, and :class:`ForkedKernel`
+stands for that kernel where jupyter_client expects a :class:`subprocess.Popen`.
 """
 
 from __future__ import annotations
@@ -101,14 +95,6 @@ PRELOADED = (
 
 _PR_SET_DUMPABLE = 4
 _CLONE_NEWIPC = 0x08000000
-_LIMITS = {
-    "memory": resource.RLIMIT_AS,
-    "cpu": resource.RLIMIT_CPU,
-    "processes": resource.RLIMIT_NPROC,
-    "file": resource.RLIMIT_FSIZE,
-    "core": resource.RLIMIT_CORE,
-    "msgqueue": resource.RLIMIT_MSGQUEUE,
-}
 GO = {"go": True}
 """The grader's word that the child is in its cgroup and may become the kernel."""
 
@@ -145,7 +131,7 @@ def _become_kernel(request: dict, keep_out: list[socket.socket], gate: int) -> N
         os.environ.clear()
         os.environ.update(request["env"])
         for name, value in request["limits"].items():
-            resource.setrlimit(_LIMITS[name], (value, value))
+            resource.setrlimit(getattr(resource, f"RLIMIT_{name.upper()}"), (value, value))
         uid = int(request["uid"])
         os.setgroups([])
         os.setgid(uid)
@@ -205,16 +191,12 @@ def _read_line(conn: socket.socket) -> tuple[bytes, bytes]:
     return line, rest
 
 
-def _exit_code(status: int) -> int:
-    return os.waitstatus_to_exitcode(status)
-
-
 def _watch(conn: socket.socket, pid: int, pending: bytes = b"") -> int:
     """Until the kernel ends: pass on the grader's signals; a closed connection kills it."""
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
-            return _exit_code(status)
+            return os.waitstatus_to_exitcode(status)
         readable, _, _ = select.select([conn], [], [], 0.05)
         if not readable:
             continue
@@ -224,7 +206,7 @@ def _watch(conn: socket.socket, pid: int, pending: bytes = b"") -> int:
         if not chunk:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            return _exit_code(os.waitpid(pid, 0)[1])
+            return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
         pending += chunk
         while b"\n" in pending:
             line, pending = pending.split(b"\n", 1)
