@@ -1,4 +1,4 @@
-"""Near copies of the solutions and between students (instructor.classroom.grader.reports):
+"""Near copies of the solutions and between students (instructor.similarity):
 found renamed and reordered (``support.disguise``), in every notebook; honest answers not
 flagged; the same scores in every process."""
 
@@ -12,7 +12,10 @@ import sys
 import pytest
 
 from instructor import anatomy
-from instructor.classroom.grader.reports import (
+from instructor.grading_cases import load_cases, reference_solutions
+from instructor.paths import COURSE_ROOT
+from instructor.registry import load as load_registry
+from instructor.similarity import (
     DEFAULT_THRESHOLD,
     REFERENCE_STUDENT,
     CopyPair,
@@ -20,9 +23,6 @@ from instructor.classroom.grader.reports import (
     near_copies,
     similarity,
 )
-from instructor.grading_cases import load_cases, reference_solutions
-from instructor.paths import COURSE_ROOT
-from instructor.registry import load as load_registry
 from support.disguise import disguised, moved_statements, renamed, reordered
 
 ASSIGNMENT = "04_multi_head"
@@ -145,7 +145,7 @@ def test_the_same_pair_scores_the_same_in_every_process() -> None:
         c.source for c in load_cases(ASSIGNMENT) if c.kind == "right" and c.function == FUNCTION
     )
     code = (
-        "import sys; from instructor.classroom.grader.reports import similarity; "
+        "import sys; from instructor.similarity import similarity; "
         "a, b = sys.stdin.read().split('\\0'); print(repr(similarity(a, b)))"
     )
     scores = set()
