@@ -365,7 +365,7 @@ def test_a_kernel_that_cannot_load_the_grader_scores_no_one(
     def broken_environment(limits: Limits) -> None:
         # A local function: Dask sends it to the worker by value, where it stands for a
         # kernel without the course (execute.check_kernel_environment's own test:
-        # test_execute.py).
+        # test_session.py).
         raise GraderEnvironmentError("the kernel cannot load the grader's code (simulated)")
 
     monkeypatch.setattr(grade_module, "check_kernel_environment", broken_environment)

@@ -9,7 +9,7 @@ solution, one student with every wrong answer of that notebook, one with every t
 Scores are compared cell by cell, from the summaries the grader recorded. (A trick's test
 fails where its expected answer, computed from the grader's own inputs, differs; the rule
 against inputs changed in place, which fails a test that passes otherwise, is proven in
-test_verdict.py.)
+test_judge.py.)
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Probes between the grader and a kernel, with the kernel's side run in this process (the
-sandboxed kernel itself: test_execute.py): functions, exceptions, inputs changed in place,
+sandboxed kernel itself: test_session.py): functions, exceptions, inputs changed in place,
 modules and their stand-ins, and answers that break the protocol."""
 
 from __future__ import annotations

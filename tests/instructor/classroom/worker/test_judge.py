@@ -1,5 +1,5 @@
 """Test cells judged in the grader's process, against a kernel answering in this process
-(the sandboxed kernel: test_execute.py): the names a cell reads, passes, failures with the
+(the sandboxed kernel: test_session.py): the names a cell reads, passes, failures with the
 test's own message, and answers that break the protocol."""
 
 from __future__ import annotations

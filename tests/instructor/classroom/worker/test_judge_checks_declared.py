@@ -13,7 +13,7 @@ import pytest
 from helpers import checks
 from instructor.classroom.worker.judge import run_test
 
-INSTRUCTOR = Path(__file__).resolve().parents[3] / "instructor"
+INSTRUCTOR = Path(__file__).resolve().parents[4] / "instructor"
 
 
 def _names_of_checks(tree: ast.AST) -> set[str]:
