@@ -307,7 +307,7 @@ class Zygote:
             text=True,
         )
         zygote = cls(process, slots)
-        ready, _, _ = select.select([process.stdout], [], [], START_SECONDS)
+        ready = _readable(process.stdout, START_SECONDS)
         line = process.stdout.readline().strip() if ready else ""
         if line != READY:
             zygote.stop()
@@ -368,6 +368,15 @@ def host_pid(zygote: Zygote, pid: int) -> int:
     raise ZygoteError(f"the zygote's child {pid} is not among its processes")
 
 
+def _readable(stream: Any, timeout: float | None) -> bool:
+    """Whether ``stream`` has something to read within ``timeout`` seconds (None: wait).
+    ``poll``, not ``select``: a worker that has graded many kernels may hold descriptors
+    past 1024, which ``select`` refuses."""
+    poller = select.poll()
+    poller.register(stream, select.POLLIN)
+    return bool(poller.poll(None if timeout is None else timeout * 1000))
+
+
 class ForkedKernel:
     """A kernel forked by the zygote, with the part of :class:`subprocess.Popen` that
     jupyter_client uses (poll, wait, send_signal, kill, terminate).
@@ -415,8 +424,7 @@ class ForkedKernel:
         """The zygote's next message; None if none came within ``timeout`` seconds.
         A closed connection (the zygote gone) reads as the kernel's end."""
         while b"\n" not in self._buffer:
-            ready, _, _ = select.select([self.conn], [], [], timeout)
-            if not ready:
+            if not _readable(self.conn, timeout):
                 return None
             try:
                 chunk = self.conn.recv(4096)
@@ -459,6 +467,10 @@ class ForkedKernel:
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
 
+    def close(self) -> None:
+        """Close the connection to the zygote (which then ends the kernel, if it still runs)."""
+        self.conn.close()
+
     def terminate(self) -> None:
         self.send_signal(signal.SIGTERM)
 
@@ -482,6 +494,13 @@ class ZygoteProvisioner(LocalProvisioner):
         self.pid, self.pgid = self.process.pid, None
         self.cwd = self.workdir
         return self.connection_info
+
+    async def cleanup(self, restart: bool = False) -> None:
+        # The connection is otherwise closed only when the kernel's end is read: a worker
+        # that grades class after class would keep one descriptor per kernel.
+        if isinstance(self.process, ForkedKernel):
+            self.process.close()
+        await super().cleanup(restart)
 
 
 if __name__ == "__main__":
