@@ -468,7 +468,10 @@ class ForkedKernel:
         self.send_signal(signal.SIGKILL)
 
     def close(self) -> None:
-        """Close the connection to the zygote (which then ends the kernel, if it still runs)."""
+        """Close the connection to the zygote (which then ends the kernel, if it still runs):
+        from here on the kernel counts as killed, and ``poll``/``wait`` read nothing more."""
+        if self.returncode is None:
+            self.returncode = -signal.SIGKILL
         self.conn.close()
 
     def terminate(self) -> None:
