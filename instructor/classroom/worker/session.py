@@ -489,6 +489,10 @@ async def _run(
     finally:
         if km.has_kernel:
             await km.shutdown_kernel(now=True)
+        # nbclient stops only the clients of kernel managers it made: this one's heartbeat
+        # thread and zmq context would stay open in the worker, ten descriptors per kernel.
+        if client.kc is not None:
+            client.kc.stop_channels()
     return Outcome.OK
 
 

@@ -4,7 +4,10 @@ cells judged in the grader, is proven below and end to end in test_grade.py.)"""
 
 from __future__ import annotations
 
+import gc
 import json
+import os
+import threading
 
 import nbformat
 import pytest
@@ -110,3 +113,18 @@ def test_figures_are_drawn_only_when_asked(figures: bool, drawn: bool, limits: L
     kinds = {kind for output in outputs for kind in output.get("data", {})}
     assert ("image/png" in kinds) is drawn, outputs
     assert "text/plain" in kinds and not _errors(nbformat.from_dict(result.notebook).cells[1])
+
+
+def test_a_worker_keeps_nothing_of_the_kernels_it_ran(limits: Limits) -> None:
+    """A remote worker (``grade --scheduler``) runs thousands of kernels in one process:
+    each must leave behind no descriptor (zmq contexts, event loops, sockets) and no thread
+    (the heartbeat), or the worker reaches its open-file limit mid-term."""
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1)")])
+    # The first kernel opens what the worker keeps on purpose (its zygote connection).
+    assert execute.execute_notebook(dict(notebook), "first", limits).outcome == "ok"
+    descriptors, threads = len(os.listdir("/proc/self/fd")), threading.active_count()
+    for _ in range(3):
+        assert execute.execute_notebook(dict(notebook), "again", limits).outcome == "ok"
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) - descriptors < 3, "descriptors left open"
+    assert threading.active_count() <= threads, "threads left running"
