@@ -94,7 +94,7 @@ CLASS_SUMMARIES: dict[Path, dict[str, HandInSummary]] = {}
 
 
 @pytest.fixture(scope="session")
-def graded_course(tmp_path_factory):
+def graded_course(tmp_path_factory, shared_scheduler):
     """``graded_course(assignment, batch=None)``: the reference course (``batch=None``,
     :func:`support.graded_class.reference_course`) or one batch of case submissions graded
     by the class grader; each course is built once per test worker."""
@@ -115,8 +115,14 @@ def graded_course(tmp_path_factory):
         if batch == 0:
             course.submit(TRIMMED_SOLUTION, course.solved(demos=False))
             course.submit(STUB, course.released())
+        # On this test process's cluster: 25 case courses, each too small to pay for a
+        # cluster of its own (the embedded one is proven in tests/instructor/classroom/).
         summaries = ClassGrader(
-            course.root, workers=1, feedback=False, progress=False, student_view=True
+            course.root,
+            scheduler=shared_scheduler(),
+            feedback=False,
+            progress=False,
+            student_view=True,
         ).grade([assignment], log=lambda line: None)
         CLASS_SUMMARIES[course.root] = {s.student: s for s in summaries}
         courses[key] = course

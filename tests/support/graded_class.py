@@ -10,6 +10,13 @@ The isolations: every class-grading test that proves something "with and without
 bubblewrap" takes a module fixture parametrised with :func:`isolation_params`, whose value
 is an :class:`Isolation`, and grades inside :func:`graded_with`. Each isolation of a test
 module is an xdist group of its own, so the two gradings run on two workers at once.
+
+The clusters: a class graded with an embedded ``LocalCluster`` pays for starting it, and
+each new worker process for its kernel zygote (several seconds, more than a small class's
+notebooks). Tests that grade many small classes and prove nothing about the cluster itself
+grade instead on :class:`SharedClusters` (the ``shared_scheduler`` fixture of
+``tests/conftest.py``): the class grader's own ``--scheduler`` mode, against one
+``LocalCluster`` per test process and isolation, started at first use.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _pytest.mark.structures import ParameterSet
@@ -31,6 +39,7 @@ from instructor.scratch_course import ScratchCourse
 __all__ = [
     "SOLUTION",
     "STUB",
+    "SharedClusters",
     "TRIMMED_SOLUTION",
     "WRONG",
     "generated",
@@ -112,6 +121,35 @@ def generated(tmp_path_factory: pytest.TempPathFactory, assignment: str) -> Scra
     # ScratchCourse writes the course's nbgrader_config.py again, the same text: only the
     # build above runs nbgrader in this folder (clones have a configuration of their own).
     return ScratchCourse(folder, assignment)
+
+
+class SharedClusters:
+    """Dask clusters of one test process, one per isolation: a worker process reads
+    ``COURSE_SANDBOX`` once, when it starts, so a cluster serves the isolation in force then."""
+
+    def __init__(self) -> None:
+        self._clusters: dict[str, Any] = {}
+
+    def address(self) -> str:
+        """The scheduler address of the cluster for the isolation in force now (the
+        environment's ``COURSE_SANDBOX``): one worker, one thread, as ``workers=1``."""
+        from distributed import LocalCluster
+
+        mode = os.environ.get("COURSE_SANDBOX", "")
+        if mode not in self._clusters:
+            self._clusters[mode] = LocalCluster(
+                n_workers=1,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",
+                silence_logs=40,
+            )
+        return self._clusters[mode].scheduler_address
+
+    def close(self) -> None:
+        for cluster in self._clusters.values():
+            cluster.close()
+        self._clusters.clear()
 
 
 SOLUTION = "reference_solution"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
@@ -60,7 +61,10 @@ def _fetched_feedback(home: Path) -> list[Path]:
 
 
 def test_feedback_written_by_the_class_grader_is_released_and_fetched(
-    generated_course: ScratchCourse, tmp_path: Path, limits: Limits
+    generated_course: ScratchCourse,
+    tmp_path: Path,
+    limits: Limits,
+    shared_scheduler: Callable[[], str],
 ) -> None:
     course = generated_course.clone(tmp_path / "course")
     exchange = tmp_path / "exchange"
@@ -83,9 +87,9 @@ def test_feedback_written_by_the_class_grader_is_released_and_fetched(
 
     summaries = {
         s.student: s
-        for s in ClassGrader(course.root, workers=2, limits=limits, progress=False).grade(
-            [ASSIGNMENT], log=lambda _: None
-        )
+        for s in ClassGrader(
+            course.root, scheduler=shared_scheduler(), limits=limits, progress=False
+        ).grade([ASSIGNMENT], log=lambda _: None)
     }
     assert summaries["alice"].score == summaries["alice"].max_score > summaries["bob"].score
     assert any(SECRET_FILE in note for note in attention(summaries["dave"]))

@@ -13,6 +13,7 @@ import hashlib
 import json
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
@@ -286,7 +287,10 @@ def test_a_second_run_grades_only_what_changed(graded: dict) -> None:
 
 @ON_THEIR_OWN
 def test_what_grades_a_submission_is_part_of_the_resume_key(
-    generated_course: ScratchCourse, tmp_path: Path, limits: Limits
+    generated_course: ScratchCourse,
+    tmp_path: Path,
+    limits: Limits,
+    shared_scheduler: Callable[[], str],
 ) -> None:
     """Two assignments (the same notebook under two names), two students each. A test
     cell's points changed in one assignment's source: exactly its submissions are graded
@@ -304,7 +308,9 @@ def test_what_grades_a_submission_is_part_of_the_resume_key(
 
     def grade(**options: object) -> tuple[list[str], dict[tuple[str, str], HandInSummary]]:
         log: list[str] = []
-        grader = ClassGrader(root, workers=2, limits=limits, progress=False, **options)
+        grader = ClassGrader(
+            root, scheduler=shared_scheduler(), limits=limits, progress=False, **options
+        )
         summaries = grader.grade([ASSIGNMENT, again], log=log.append)
         return log, {(s.assignment, s.student): s for s in summaries}
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
@@ -66,8 +67,11 @@ def _grade(
     archive: Path,
     db_url: str,
     capsys: pytest.CaptureFixture[str],
+    scheduler: str,
     *more: str,
 ) -> tuple[int, str]:
+    # On the test process's cluster (tests/conftest.py): the LMS intake is what these
+    # tests prove; test_main.py grades with the embedded cluster.
     code = main(
         [
             "grade",
@@ -78,8 +82,8 @@ def _grade(
             str(archive),
             "--db",
             db_url,
-            "--workers",
-            "2",
+            "--scheduler",
+            scheduler,
             "--no-feedback",
             *more,
         ]
@@ -118,6 +122,7 @@ def test_canvas_download(
     course: ScratchCourse,
     kinds: dict[str, str],
     capsys: pytest.CaptureFixture[str],
+    shared_scheduler: Callable[[], str],
     database: str,
     request: pytest.FixtureRequest,
 ) -> None:
@@ -140,7 +145,7 @@ def test_canvas_download(
         ],
     )
     db_url = _db_url(database, "canvas", course, request)
-    code, out = _grade(course, archive, db_url, capsys)
+    code, out = _grade(course, archive, db_url, capsys, shared_scheduler())
     assert code == 0, out
     assert "canvas layout, 3 student(s)" in out, out
     assert "smithjane_123456_7891011_notes.txt: not a notebook" in out, out
@@ -173,6 +178,7 @@ def test_blackboard_download(
     course: ScratchCourse,
     kinds: dict[str, str],
     capsys: pytest.CaptureFixture[str],
+    shared_scheduler: Callable[[], str],
     database: str,
     request: pytest.FixtureRequest,
 ) -> None:
@@ -198,7 +204,7 @@ def test_blackboard_download(
             (f"{A}_jsmith_attempt_2026-11-20-02-30-00.txt", "receipt", entry),
         ],
     )
-    code, out = _grade(course, archive, db_url, capsys)
+    code, out = _grade(course, archive, db_url, capsys, shared_scheduler())
     assert code == 0, out
     assert "blackboard layout, 2 student(s)" in out and "1 older attempt(s) left out" in out
     assert f"{A}_jsmith_attempt_2026-11-20-02-30-00_draft.ipynb: " in out, out
@@ -228,6 +234,7 @@ def test_moodle_download_then_a_new_gradebook(
     course: ScratchCourse,
     kinds: dict[str, str],
     capsys: pytest.CaptureFixture[str],
+    shared_scheduler: Callable[[], str],
     gradebooks: tuple[str, ...],
     request: pytest.FixtureRequest,
     caplog: pytest.LogCaptureFixture,
@@ -247,11 +254,11 @@ def test_moodle_download_then_a_new_gradebook(
     expected = {"mary_ann_o_neil_4343": (SOLVED, 0), "jane_smith_4242": (PARTIAL, 0)}
     for number, database in enumerate(gradebooks):
         db_url = _db_url(database, f"moodle{number}", course, request)
-        code, out = _grade(course, archive, db_url, capsys)
+        code, out = _grade(course, archive, db_url, capsys, shared_scheduler())
         assert code == 0 and "2 submission(s) to grade, 0 already graded" in out, out
         assert "old_homework.ipynb: " in out and "NOT used" in out, out
         assert _gradebook(db_url) == expected
-    code, out = _grade(course, archive, db_url, capsys)
+    code, out = _grade(course, archive, db_url, capsys, shared_scheduler())
     assert code == 0 and "0 submission(s) to grade, 2 already graded" in out, out
     # Moodle's download names no username, ID number or email (all its gradebook import
     # maps): the students are left out of moodle.csv, with a warning (logged), and graded in
@@ -269,6 +276,7 @@ def test_a_minute_late_canvas_file_with_a_per_hour_penalty(
     course: ScratchCourse,
     kinds: dict[str, str],
     capsys: pytest.CaptureFixture[str],
+    shared_scheduler: Callable[[], str],
     request: pytest.FixtureRequest,
 ) -> None:
     """Canvas marks the file LATE and names no time (its zipper stamps every entry with the
@@ -286,12 +294,12 @@ def test_a_minute_late_canvas_file_with_a_per_hour_penalty(
         [(f"doejohn_LATE_222222_3333333_{NB}", kinds["solved"], (2026, 11, 22, 12, 0, 0))],
     )
     db_url = _db_url("sqlite", "late", course, request)
-    code, out = _grade(course, archive, db_url, capsys)
+    code, out = _grade(course, archive, db_url, capsys, shared_scheduler())
     assert code == 2 and "--times times.csv" in out, out
     assert not (course.root / "submitted").exists()
     times = course.root.parent / "times.csv"
     times.write_text("student,time\ndoejohn,2026-11-20 12:01:00 UTC\n")
-    code, out = _grade(course, archive, db_url, capsys, "--times", str(times))
+    code, out = _grade(course, archive, db_url, capsys, shared_scheduler(), "--times", str(times))
     assert code == 0, out
     assert _gradebook(db_url) == {"doejohn": (SOLVED, pytest.approx(0.1 * SOLVED))}
 
@@ -300,6 +308,7 @@ def test_blackboard_assignment_titled_otherwise_with_shared_username_prefixes(
     course: ScratchCourse,
     kinds: dict[str, str],
     capsys: pytest.CaptureFixture[str],
+    shared_scheduler: Callable[[], str],
     request: pytest.FixtureRequest,
 ) -> None:
     """Blackboard names the files by the assignment's title ("Homework 1", with a space),
@@ -319,7 +328,7 @@ def test_blackboard_assignment_titled_otherwise_with_shared_username_prefixes(
         ],
     )
     db_url = _db_url("sqlite", "homework1", course, request)
-    code, out = _grade(course, archive, db_url, capsys, "--lms", "blackboard")
+    code, out = _grade(course, archive, db_url, capsys, shared_scheduler(), "--lms", "blackboard")
     assert code == 0, out
     assert _gradebook(db_url) == {"st_jsmith": (SOLVED, 0), "st_mdoe": (PARTIAL, 0)}
     header, *rows = _report(course, "blackboard.csv")
@@ -333,6 +342,7 @@ def test_a_german_moodle_worksheet_names_the_right_participants(
     course: ScratchCourse,
     kinds: dict[str, str],
     capsys: pytest.CaptureFixture[str],
+    shared_scheduler: Callable[[], str],
     request: pytest.FixtureRequest,
 ) -> None:
     """A worksheet for a Moodle whose uploader reads German: its Identifier is cut by the
@@ -348,7 +358,7 @@ def test_a_german_moodle_worksheet_names_the_right_participants(
         ],
     )
     db_url = _db_url("sqlite", "moodle_de", course, request)
-    code, out = _grade(course, archive, db_url, capsys)
+    code, out = _grade(course, archive, db_url, capsys, shared_scheduler())
     assert code == 0, out
     # "ß" has no ASCII decomposition: the slug drops it (the participant id keeps the
     # student apart).
@@ -370,6 +380,7 @@ def test_canvas_anonymous_and_uuid_suffixed_files(
     course: ScratchCourse,
     kinds: dict[str, str],
     capsys: pytest.CaptureFixture[str],
+    shared_scheduler: Callable[[], str],
     request: pytest.FixtureRequest,
 ) -> None:
     """Anonymous grading names files anon_<anonymous id>_<attachment id>_<file>; a ninth
@@ -385,7 +396,7 @@ def test_canvas_anonymous_and_uuid_suffixed_files(
     ]
     archive = _zip(course.root.parent / "canvas_anon.zip", files)
     db_url = _db_url("sqlite", "canvas_anon", course, request)
-    code, out = _grade(course, archive, db_url, capsys)
+    code, out = _grade(course, archive, db_url, capsys, shared_scheduler())
     assert code == 0, out
     assert "8 older attempt(s) left out" in out, out
     assert _gradebook(db_url) == {"anon_aB3x9": (SOLVED, 0), "doejohn": (SOLVED, 0)}
@@ -398,6 +409,7 @@ def test_a_download_with_a_zip_bomb_and_hostile_ids_grades_the_rest(
     capsys: pytest.CaptureFixture[str],
     sandbox: str,
     monkeypatch: pytest.MonkeyPatch,
+    shared_scheduler: Callable[[], str],
 ) -> None:
     """A Canvas download with a 100 MiB bomb in a zip under 1 MiB, a file over the limit
     set with --max-file-mib, and names whose ids are a glob or a tag: each is refused and
@@ -432,8 +444,17 @@ def test_a_download_with_a_zip_bomb_and_hostile_ids_grades_the_rest(
     assert archive.stat().st_size < 2**20
     db_url = f"sqlite:///{course.root.parent / 'bomb.db'}"
     try:
+        # The cluster of the isolation just set (a worker reads COURSE_SANDBOX at start).
         code, out = _grade(
-            course, archive, db_url, capsys, "--lms", "canvas", "--max-file-mib", "8"
+            course,
+            archive,
+            db_url,
+            capsys,
+            shared_scheduler(),
+            "--lms",
+            "canvas",
+            "--max-file-mib",
+            "8",
         )
     finally:
         isolation.cache_clear()

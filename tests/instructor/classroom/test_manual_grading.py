@@ -14,6 +14,7 @@ nothing is regraded, and the totals, exports and feedback have the hand-given sc
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
@@ -109,7 +110,11 @@ def _feedback(root: Path, student: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory, limits: Limits) -> dict:
+def graded(
+    tmp_path_factory: pytest.TempPathFactory,
+    limits: Limits,
+    shared_scheduler: Callable[[], str],
+) -> dict:
     root = tmp_path_factory.mktemp("manual") / "course"
     course = ScratchCourse(root, ASSIGNMENT)
     source = root / "source" / ASSIGNMENT / f"{NOTEBOOK}.ipynb"
@@ -119,12 +124,13 @@ def graded(tmp_path_factory: pytest.TempPathFactory, limits: Limits) -> dict:
     course.submit("untouched", _submission(course, None, wrong=False))
     course.submit("wrong_function", _submission(course, WRONG_ANSWER, wrong=True))
     log: list[str] = []
-    grader = ClassGrader(root, workers=2, limits=limits, progress=False)
+    grader = ClassGrader(root, scheduler=shared_scheduler(), limits=limits, progress=False)
     summaries = {s.student: s for s in grader.grade([ASSIGNMENT], log=log.append)}
     return {
         "root": root,
         "course": course,
         "limits": limits,
+        "scheduler": shared_scheduler(),
         "summaries": summaries,
         "log": log,
         "reports": _reports(root),
@@ -142,7 +148,9 @@ def hand_graded(graded: dict) -> dict:
         grade.manual_score = MANUAL_SCORE
         gb.db.commit()
     log: list[str] = []
-    grader = ClassGrader(root, workers=1, limits=graded["limits"], progress=False)
+    grader = ClassGrader(
+        root, scheduler=graded["scheduler"], limits=graded["limits"], progress=False
+    )
     summaries = {s.student: s for s in grader.grade([ASSIGNMENT], log=log.append)}
     return {
         "summaries": summaries,

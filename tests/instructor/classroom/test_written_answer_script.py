@@ -9,6 +9,8 @@ its feedback as text the instructor reads, with nothing that runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import nbformat
 import pytest
 from nbconvert import HTMLExporter
@@ -38,7 +40,11 @@ def _with_written_answer(source: nbformat.NotebookNode) -> nbformat.NotebookNode
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory: pytest.TempPathFactory, limits: Limits) -> dict:
+def graded(
+    tmp_path_factory: pytest.TempPathFactory,
+    limits: Limits,
+    shared_scheduler: Callable[[], str],
+) -> dict:
     root = tmp_path_factory.mktemp("written_script") / "course"
     course = ScratchCourse(root, ASSIGNMENT)
     source = root / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
@@ -48,7 +54,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory, limits: Limits) -> dict:
         notebook = course.solved(demos=False)
         next(c for c in notebook.cells if anatomy.grade_id(c) == WRITTEN).source = written
         course.submit(student, notebook)
-    grader = ClassGrader(root, workers=2, limits=limits, progress=False)
+    grader = ClassGrader(root, scheduler=shared_scheduler(), limits=limits, progress=False)
     summaries = {s.student: s for s in grader.grade([ASSIGNMENT], log=lambda _: None)}
     return {"root": root, "course": course, "summaries": summaries}
 

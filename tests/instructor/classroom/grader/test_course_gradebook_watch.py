@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -66,7 +67,10 @@ def test_what_the_grader_records_is_taken_in(course: ScratchCourse) -> None:
 
 
 def test_a_kernel_that_rewrites_the_gradebook_stops_the_run(
-    course: ScratchCourse, limits: Limits, monkeypatch: pytest.MonkeyPatch
+    course: ScratchCourse,
+    limits: Limits,
+    monkeypatch: pytest.MonkeyPatch,
+    shared_scheduler: Callable[[], str],
 ) -> None:
     """Without bubblewrap: the first student is recorded, the second one's kernel zeroes
     every score in the gradebook (its path given, the strongest case). The run stops before
@@ -77,7 +81,9 @@ def test_a_kernel_that_rewrites_the_gradebook_stops_the_run(
     monkeypatch.setenv("COURSE_SANDBOX", "none")
     gradebook = course.root / "gradebook.db"
     course.submit("a_alice", course.solved())
-    first = ClassGrader(course.root, workers=1, limits=limits, progress=False, feedback=False)
+    first = ClassGrader(
+        course.root, scheduler=shared_scheduler(), limits=limits, progress=False, feedback=False
+    )
     first.grade([ASSIGNMENT], log=lambda line: None)
     grades_csv = course.root / "reports" / "grades.csv"
     reported = grades_csv.read_text()
@@ -89,7 +95,9 @@ def test_a_kernel_that_rewrites_the_gradebook_stops_the_run(
         "    raise NotImplementedError()\n"
     )
     course.submit("z_mallory", course.solved({"one_hot": attack}))
-    grader = ClassGrader(course.root, workers=1, limits=limits, progress=False, feedback=False)
+    grader = ClassGrader(
+        course.root, scheduler=shared_scheduler(), limits=limits, progress=False, feedback=False
+    )
     with pytest.raises(GradebookChanged) as error:
         grader.grade([ASSIGNMENT], log=lambda line: None)
     assert "a_alice" in str(error.value)
