@@ -1,25 +1,16 @@
 """Values as plain data, for the probes between the grader and a student's kernel.
 
 A probe (:mod:`.judge`, the grader's side; :mod:`.probe`, the kernel's) sends a graded
-function's inputs into the sandboxed kernel and its outputs back. Both directions use this
-format, and nothing else:
+function's inputs into the sandboxed kernel and its outputs back, both ways in this format
+only: a folder holding ``message.json``, where every value is a record ``{"t": kind, ...}``
+(:meth:`Writer.value` lists the kinds), and one ``.npy`` file per array, read with
+``allow_pickle=False``: object arrays, pickles and code never cross.
 
-* a folder holding ``message.json`` and one ``.npy`` file per array;
-* in the JSON, every value is a small record ``{"t": kind, ...}``: ``none``, ``bool``,
-  ``int``, ``float``, ``complex``, ``str``, ``tuple``, ``list``, ``dict``, ``tensor``,
-  ``ndarray``, ``scalar`` (a NumPy scalar), ``dtype``, ``size``, ``generator`` (a
-  ``torch.Generator``'s state), ``module`` (an ``nn.Module``: see :meth:`Writer.module`),
-  ``module_ref`` (a module the *reading* side sent or built before, by its handle there)
-  and ``opaque`` (anything else: only its type's name travels);
-* arrays are read with ``numpy.load(..., allow_pickle=False)``: object arrays, pickles and
-  code never cross.
+The :class:`Reader` trusts nothing: files must be regular files inside the folder (no links),
+sizes and nesting are bounded, and any other record raises :class:`WireError`. Only NumPy,
+PyTorch and the standard library are imported: the kernel imports this module too.
 
-The reader (:class:`Reader`) trusts nothing it reads from the kernel: files must be regular
-files inside the folder (no links), sizes and nesting are bounded, every record is checked
-against the kinds above, and anything else raises :class:`WireError`. Only NumPy, PyTorch and
-the standard library are imported: the kernel imports this module too.
-
-A module's record names its class; the reading side fills a bare module from it
+A module's record names its class and the reading side fills a bare module from it
 (:func:`fill_module`, data only). The kernel (:func:`.probe.rebuild`) builds the grader's
 modules as the class named (:func:`known_layer`) or from the test cell's source; the grader
 (:func:`.judge.stand_in`) never builds a class a kernel names, only a stand-in whose
@@ -95,17 +86,26 @@ def is_plain(value: Any) -> bool:
     return False
 
 
+@dataclass(kw_only=True)
+class _Tracking:
+    track: bool = False
+    """While true, every tensor, array and generator written (or read) is appended to
+    :attr:`tracked`: the reader's list is in the writer's order."""
+    tracked: list[Any] = field(default_factory=list)
+
+    def _track(self, value: Any) -> None:
+        if self.track:
+            self.tracked.append(value)
+
+
 @dataclass
-class Writer:
+class Writer(_Tracking):
     """Writes values into ``folder`` (created): :meth:`value` records, :meth:`close` the JSON."""
 
     folder: Path
     arrays: int = 0
     modules: dict[int, Any] = field(default_factory=dict)
     """Modules written (``id`` -> module), so that the kernel can find them again."""
-    track: bool = False
-    """While true, every tensor and generator written is appended to :attr:`tracked`."""
-    tracked: list[Any] = field(default_factory=list)
     sources: Callable[[type], str | None] | None = None
     """The source of a module's class that the other side cannot import (a class the
     grader's test cell defines), or None."""
@@ -123,8 +123,7 @@ class Writer:
         return name
 
     def tensor(self, tensor: torch.Tensor) -> dict:
-        if self.track:
-            self.tracked.append(tensor)
+        self._track(tensor)
         plain = torch.Tensor.detach(tensor).cpu()
         if plain.is_sparse or plain.layout != torch.strided:
             plain = plain.to_dense()
@@ -142,6 +141,10 @@ class Writer:
         }
 
     def value(self, value: Any, depth: int = 0) -> dict:
+        """``value`` as a record: ``none``, ``bool``, ``int``, ``float``, ``complex``, ``str``,
+        ``tuple``, ``list``, ``dict``, ``tensor``, ``ndarray``, ``scalar`` (NumPy's),
+        ``dtype``, ``size``, ``generator`` (its state), ``module`` (:meth:`module`), else
+        ``opaque`` (only its type's name travels)."""
         if depth > MAX_DEPTH:
             return {"t": "opaque", "type": "a value nested too deep"}
         if value is None:
@@ -151,17 +154,14 @@ class Writer:
         if isinstance(value, np.ndarray):
             if value.dtype.hasobject:
                 return {"t": "opaque", "type": "numpy object array"}
-            if self.track:
-                self.tracked.append(value)
+            self._track(value)
             return {"t": "ndarray", "array": self._array(value)}
         if isinstance(value, np.generic):
             if isinstance(value, np.object_):
                 return {"t": "opaque", "type": "numpy object"}
             return {"t": "scalar", "array": self._array(np.asarray(value))}
-        if type(value) is bool:
-            return {"t": "bool", "v": value}
-        if type(value) is int:
-            return {"t": "int", "v": value}
+        if type(value) in (bool, int):
+            return {"t": type(value).__name__, "v": value}
         if type(value) is float:
             return {"t": "float", "v": repr(value)}
         if type(value) is complex:
@@ -179,8 +179,7 @@ class Writer:
             pairs = [[self.value(k), self.value(v, depth + 1)] for k, v in value.items()]
             return {"t": "dict", "items": pairs}
         if isinstance(value, torch.Generator):
-            if self.track:
-                self.tracked.append(value)
+            self._track(value)
             return {"t": "generator", "state": self._array(value.get_state().numpy())}
         if isinstance(value, torch.nn.Module):
             return self.module(value, depth)
@@ -208,12 +207,10 @@ class Writer:
             for name, value in vars(module).items()
             if name not in internal and is_plain(value)
         }
-        params = {
-            name: None if p is None else self.tensor(p) for name, p in module._parameters.items()
-        }
-        buffers = {
-            name: None if b is None else self.tensor(b) for name, b in module._buffers.items()
-        }
+        params, buffers = (
+            {name: None if t is None else self.tensor(t) for name, t in tensors.items()}
+            for tensors in (module._parameters, module._buffers)
+        )
         children = {
             name: None if child is None else self.module(child, depth + 1)
             for name, child in module._modules.items()
@@ -268,16 +265,12 @@ def read_message(folder: Path) -> dict:
 
 
 @dataclass
-class Reader:
+class Reader(_Tracking):
     """Reads values written by :class:`Writer` in ``folder``; trusts nothing."""
 
     folder: Path
     array_bytes: int = 0
     items: int = 0
-    track: bool = False
-    """While true, every tensor and generator read is appended to :attr:`tracked` (the
-    same order as the writer's)."""
-    tracked: list[Any] = field(default_factory=list)
     modules: Callable[[dict], Any] | None = None
     """Turns a ``module`` or ``module_ref`` record into a module (each side has its own:
     :func:`.judge.stand_in`, :func:`.probe.rebuild`); without it they are refused."""
@@ -309,8 +302,7 @@ class Reader:
             raise WireError(f"a tensor said to be {dtype} holds {tensor.dtype}")
         if record.get("requires_grad") is True and (dtype.is_floating_point or dtype.is_complex):
             tensor.requires_grad_(True)
-        if self.track:
-            self.tracked.append(tensor)
+        self._track(tensor)
         return tensor
 
     def value(self, record: Any, depth: int = 0) -> Any:
@@ -323,9 +315,7 @@ class Reader:
         plain = record.get("v")
         if kind == "none":
             return None
-        if kind == "bool" and type(plain) is bool:
-            return plain
-        if kind == "int" and type(plain) is int:
+        if kind in ("bool", "int") and type(plain).__name__ == kind:
             return plain
         if kind == "float" and isinstance(plain, str):
             return self._float(plain)
@@ -354,8 +344,7 @@ class Reader:
             return self.tensor(record)
         if kind == "ndarray":
             array = self.array(record.get("array"))
-            if self.track:
-                self.tracked.append(array)
+            self._track(array)
             return array
         if kind == "scalar":
             array = self.array(record.get("array"))
@@ -371,8 +360,7 @@ class Reader:
                 generator.set_state(torch.from_numpy(state.copy()))
             except RuntimeError as error:
                 raise WireError(f"a generator state torch refuses: {error}") from None
-            if self.track:
-                self.tracked.append(generator)
+            self._track(generator)
             return generator
         if kind == "opaque":
             return Opaque(str(record.get("type", "unknown"))[:200])
