@@ -1,23 +1,16 @@
 """The probe protocol: what the grader asks a student's kernel, and what the kernel replies.
 
 One probe is one request folder (:mod:`.wire`): the grader writes a :class:`Request` as its
-``message.json``, with the arrays next to it, and runs ``__grader_probe__.answer(folder)``
-in the kernel; the kernel (:func:`answer`) writes a :class:`Reply` into the folder's
-``response/``. Both sides use these classes, and :meth:`Reply.from_json` trusts nothing: a
-reply that is not exactly this shape raises :class:`.wire.WireError` (the submission broke
-the protocol).
-
-Values inside a request or a reply (the arguments, the result, the changed inputs) are
-:mod:`.wire` records; this module types the envelope around them.
-
-The kernel's side, :func:`answer`, is loaded into each student's kernel at start (as
-``__grader_probe__``): it calls what the notebook defines under the requested name (or a
-module an earlier probe built) and writes the outputs back as plain data.
+``message.json`` and runs ``__grader_probe__.answer(folder)`` in the kernel, where this module
+is loaded at start; :func:`answer` calls what the notebook defines under the requested name
+(or a module an earlier probe built) and writes a :class:`Reply` into ``response/``. The
+values inside are :mod:`.wire` records; this module types the envelope around them.
 
 Nothing here decides a grade. The student's code runs in this process and may change
 anything in it, this module included; whatever it does, what reaches the grader is data
-(:class:`.wire.Reader` checks it), and the grader compares it with answers it computed
-itself for inputs the kernel sees only now.
+(:meth:`Reply.from_json` and :class:`.wire.Reader` check it, and anything else raises
+:class:`.wire.WireError`), compared with answers the grader computed itself for inputs the
+kernel sees only now.
 """
 
 from __future__ import annotations
@@ -155,13 +148,18 @@ def _namespace() -> dict[str, Any]:
     return shell.user_ns if shell is not None else {}
 
 
+def _built(handle: Any, state: list, training: list, reader: wire.Reader) -> torch.nn.Module:
+    """A module an earlier probe built, given the grader's state for it."""
+    module = _MODULES.get(handle)
+    if module is None:
+        raise LookupError("the grader asked for a module this kernel did not build")
+    _load_state(module, state, training, reader)
+    return module
+
+
 def _target(request: Request, reader: wire.Reader) -> Any:
     if request.handle is not None:
-        module = _MODULES.get(request.handle)
-        if module is None:
-            raise LookupError("the grader asked for a module this kernel did not build")
-        _load_state(module, request.state, request.training, reader)
-        return module
+        return _built(request.handle, request.state, request.training, reader)
     name = request.name
     namespace = _namespace()
     if name not in namespace:
@@ -197,11 +195,9 @@ def rebuild(record: dict, reader: wire.Reader) -> torch.nn.Module:
     the grader's, rebuilt here from its description (torch's layers, or a class the test
     cell defines, from its source)."""
     if record.get("t") == "module_ref":
-        module = _MODULES.get(record.get("handle"))
-        if module is None:
-            raise LookupError("the grader referred to a module this kernel did not build")
-        _load_state(module, record.get("state", []), record.get("training", []), reader)
-        return module
+        return _built(
+            record.get("handle"), record.get("state", []), record.get("training", []), reader
+        )
     cls = wire.known_layer(record.get("class"))
     if cls is None and isinstance(record.get("source"), str):
         import math
