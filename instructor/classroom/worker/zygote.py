@@ -2,25 +2,20 @@
 and forks a fresh kernel for each notebook.
 
 ``import torch`` alone costs a new kernel more CPU time than most notebooks' cells (see
-benchmarks/grading.md). The zygote pays for the imports once per grading worker; each
-notebook then gets a child of it, which runs nothing but the student's notebook:
+benchmarks/grading.md). The zygote pays for the imports once per grading worker:
 
 - before any student code runs, the child waits until the grader has put it in the kernel's
-  cgroup (:mod:`.isolation`), enters an IPC namespace of its own (SysV objects and POSIX
-  message queues go with it, never to the next kernel), and leaves root for a user id of its
-  own (as :func:`.isolation.sandbox_command` does with ``setpriv``), with the notebook's
-  resource limits, its own session, and its own working folder (mode 0700) as its
-  environment's home;
-- the zygote never runs student code, and a child cannot reach it: the zygote runs as root
-  and is not dumpable (no ``ptrace``, no ``/proc/<pid>/mem``), and its socket is root's;
-- when the notebook ends (the kernel exits, or the grader closes the connection), every
-  process of the child's user id is killed (and the grader ends what is left in its cgroup),
-  so nothing a student starts or leaves outlives their notebook or reaches the next one.
+  cgroup (:mod:`.isolation`), enters an IPC namespace of its own, and leaves root for a user
+  id of its own, with the notebook's resource limits, session and working folder (mode 0700);
+- the zygote never runs student code, and a child cannot reach it: the zygote runs as root,
+  is not dumpable (no ``ptrace``, no ``/proc/<pid>/mem``), and its socket is root's;
+- when the notebook ends, every process of the child's user id is killed (and the grader ends
+  what is left in its cgroup): nothing a student starts outlives their notebook.
 
 It runs in a sandbox of its own (:func:`.isolation.zygote_command`), one per worker, whose only
-writable folder holds the kernels' folders. It is used where the grader is root with
-bubblewrap (:func:`zygote_available`): only then can each child leave for a user id of its
-own. Elsewhere each kernel starts from scratch (:func:`.isolation.sandbox_command`).
+writable folder holds the kernels' folders; only where the grader is root with bubblewrap
+(:func:`zygote_available`) can each child leave for a user id of its own. Elsewhere each
+kernel starts from scratch (:func:`.isolation.sandbox_command`).
 
 Protocol, one connection per kernel, JSON lines: the grader sends the request
 ``{"argv", "workdir", "uid", "env", "limits"}``; the zygote answers ``{"pid"}`` (in its PID
@@ -97,19 +92,41 @@ _PR_SET_DUMPABLE = 4
 _CLONE_NEWIPC = 0x08000000
 GO = {"go": True}
 """The grader's word that the child is in its cgroup and may become the kernel."""
+CLOSED = {"exit": -signal.SIGKILL}
+"""What a closed connection reads as: to the grader, the kernel's end (the zygote is gone)."""
 
 
-def _set_dumpable(flag: bool) -> None:
+def _libc(function: str, *args: int) -> None:
+    """Call libc's ``function`` (``prctl``; ``unshare``, which ``os`` has from Python 3.12)."""
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(_PR_SET_DUMPABLE, int(flag), 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE)")
+    if getattr(libc, function)(*args) != 0:
+        raise OSError(ctypes.get_errno(), f"{function}{args}")
 
 
-def _new_ipc_namespace() -> None:
-    """Enter an IPC namespace of this process's own (``os.unshare`` is Python 3.12+)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.unshare(_CLONE_NEWIPC) != 0:
-        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWIPC)")
+def send_message(conn: socket.socket, message: dict) -> None:
+    """Send ``message`` as one JSON line (a closed connection is read as such by the other
+    side)."""
+    with contextlib.suppress(OSError):
+        conn.sendall((json.dumps(message) + "\n").encode())
+
+
+def read_message(conn: socket.socket, buffer: bytearray, timeout: float | None = None) -> Any:
+    """The next JSON line from ``conn`` (``buffer`` keeps what came after it): None if none
+    came within ``timeout`` seconds (None: wait), :data:`CLOSED` once the connection is
+    closed. Raises ValueError for a line that is not JSON."""
+    while b"\n" not in buffer:
+        if not _readable(conn, timeout):
+            return None
+        try:
+            chunk = conn.recv(65536)
+        except OSError:
+            chunk = b""
+        if not chunk:
+            return CLOSED
+        buffer += chunk
+    line, _, rest = bytes(buffer).partition(b"\n")
+    buffer[:] = rest
+    return json.loads(line)
 
 
 def _become_kernel(request: dict, keep_out: list[socket.socket], gate: int) -> None:
@@ -124,7 +141,7 @@ def _become_kernel(request: dict, keep_out: list[socket.socket], gate: int) -> N
             raise RuntimeError("the grader did not place the kernel in its cgroup")
         os.close(gate)
         os.setsid()
-        _new_ipc_namespace()
+        _libc("unshare", _CLONE_NEWIPC)
         for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGPIPE):
             signal.signal(signum, signal.SIG_DFL)
         os.chdir(request["workdir"])
@@ -138,7 +155,7 @@ def _become_kernel(request: dict, keep_out: list[socket.socket], gate: int) -> N
         os.setuid(uid)  # from root to another user: every capability is dropped
         if os.getuid() == 0 or os.geteuid() == 0:
             raise RuntimeError("the kernel would run as root")
-        _set_dumpable(True)  # as a kernel started by exec is
+        _libc("prctl", _PR_SET_DUMPABLE, 1, 0, 0, 0)  # as a kernel started by exec is
         import numpy as np
 
         np.random.seed()  # a fresh process draws its own seed; a forked one would share ours
@@ -172,46 +189,20 @@ def _kill_user(uid: int) -> None:
     os.waitpid(helper, 0)
 
 
-def _send(conn: socket.socket, message: dict) -> None:
-    with contextlib.suppress(OSError):
-        conn.sendall((json.dumps(message) + "\n").encode())
-
-
-def _read_line(conn: socket.socket) -> tuple[bytes, bytes]:
-    """The next line from ``conn`` (b"" once it is closed), and what came after it."""
-    data = b""
-    while b"\n" not in data:
-        chunk = b""
-        with contextlib.suppress(OSError):
-            chunk = conn.recv(65536)
-        if not chunk:
-            return b"", b""
-        data += chunk
-    line, _, rest = data.partition(b"\n")
-    return line, rest
-
-
-def _watch(conn: socket.socket, pid: int, pending: bytes = b"") -> int:
+def _watch(conn: socket.socket, pid: int, buffer: bytearray) -> int:
     """Until the kernel ends: pass on the grader's signals; a closed connection kills it."""
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             return os.waitstatus_to_exitcode(status)
-        readable, _, _ = select.select([conn], [], [], 0.05)
-        if not readable:
-            continue
-        chunk = b""
-        with contextlib.suppress(OSError):
-            chunk = conn.recv(4096)
-        if not chunk:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-            return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-        pending += chunk
-        while b"\n" in pending:
-            line, pending = pending.split(b"\n", 1)
-            with contextlib.suppress(ValueError, TypeError, ProcessLookupError):
-                os.kill(pid, int(json.loads(line)["signal"]))
+        with contextlib.suppress(ValueError, TypeError, KeyError, ProcessLookupError):
+            message = read_message(conn, buffer, 0.05)
+            if message is CLOSED:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+            if message is not None:
+                os.kill(pid, int(message["signal"]))
 
 
 def serve(path: str) -> None:
@@ -219,7 +210,7 @@ def serve(path: str) -> None:
     os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     for module in PRELOADED:
         __import__(module)
-    _set_dumpable(False)
+    _libc("prctl", _PR_SET_DUMPABLE, 0, 0, 0, 0)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     os.chmod(path, 0o600)
@@ -227,10 +218,11 @@ def serve(path: str) -> None:
     print(READY, flush=True)
     while True:
         conn, _ = listener.accept()
+        buffer = bytearray()
         try:
-            request = json.loads(_read_line(conn)[0] or b"null")
+            request = read_message(conn, buffer)
             if not isinstance(request, dict) or not int(request.get("uid", 0)) >= FIRST_UID:
-                _send(conn, {"error": f"not a kernel request: {request!r}"[:500]})
+                send_message(conn, {"error": f"not a kernel request: {request!r}"[:500]})
                 continue
             gate, opener = os.pipe()
             pid = os.fork()
@@ -238,16 +230,15 @@ def serve(path: str) -> None:
                 os.close(opener)
                 _become_kernel(request, [listener, conn], gate)
             os.close(gate)
-            _send(conn, {"pid": pid})
+            send_message(conn, {"pid": pid})
             started = time.monotonic()
-            line, pending = _read_line(conn)
             with contextlib.suppress(ValueError):
-                if json.loads(line or b"null") == GO:
+                if read_message(conn, buffer) == GO:
                     os.write(opener, b"g")
             os.close(opener)  # without the grader's word, the child ends here
-            code = _watch(conn, pid, pending)
+            code = _watch(conn, pid, buffer)
             _kill_user(int(request["uid"]))
-            _send(conn, {"exit": code, "seconds": round(time.monotonic() - started, 3)})
+            send_message(conn, {"exit": code, "seconds": round(time.monotonic() - started, 3)})
         finally:
             conn.close()
 
@@ -293,12 +284,7 @@ class Zygote:
         os.chmod(slots, 0o711)  # kernels reach their own folder in it, and nothing else
         (slots / ".matplotlib").mkdir()
         copy_font_cache(slots / ".matplotlib")
-        command = [
-            sys.executable,
-            "-m",
-            "instructor.classroom.worker.zygote",
-            str(slots / ".zygote"),
-        ]
+        command = [sys.executable, "-m", __name__, str(slots / ".zygote")]
         process = subprocess.Popen(
             zygote_command(command, slots),
             stdin=subprocess.DEVNULL,
@@ -396,7 +382,7 @@ class ForkedKernel:
         cgroup: KernelCgroup | None = None,
     ):
         self.returncode: int | None = None
-        self._buffer = b""
+        self._buffer = bytearray()
         self.conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.conn.connect(str(zygote.socket_path))
         request = {
@@ -406,51 +392,31 @@ class ForkedKernel:
             "env": kernel_environment(workdir),
             "limits": rlimits(limits, own_uid=True),
         }
-        self.conn.sendall((json.dumps(request) + "\n").encode())
-        answer = self._message(START_SECONDS)
-        if answer is None or "pid" not in answer:
+        send_message(self.conn, request)
+        answer = read_message(self.conn, self._buffer, START_SECONDS)
+        if not isinstance(answer, dict) or "pid" not in answer:
             self.conn.close()
             raise ZygoteError(f"the kernel zygote refused a kernel: {answer}")
         self.pid = int(answer["pid"])
         try:
             if cgroup is not None:
                 cgroup.add(host_pid(zygote, self.pid))
-            self.conn.sendall((json.dumps(GO) + "\n").encode())
+            send_message(self.conn, GO)
         except (OSError, psutil.Error, ZygoteError) as error:
             self.conn.close()  # the zygote kills the child, which never ran
             raise ZygoteError(f"the kernel could not be put in its cgroup: {error}") from None
 
-    def _message(self, timeout: float | None) -> dict | None:
-        """The zygote's next message; None if none came within ``timeout`` seconds.
-        A closed connection (the zygote gone) reads as the kernel's end."""
-        while b"\n" not in self._buffer:
-            if not _readable(self.conn, timeout):
-                return None
-            try:
-                chunk = self.conn.recv(4096)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                return {"exit": -signal.SIGKILL}
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        return json.loads(line)
-
-    def poll(self) -> int | None:
+    def poll(self, timeout: float | None = 0) -> int | None:
         if self.returncode is None:
-            message = self._message(0)
-            if message is not None and "exit" in message:
-                self.returncode = int(message["exit"])
+            message = read_message(self.conn, self._buffer, timeout)
+            if message is not None:
+                self.returncode = int(message.get("exit", -signal.SIGKILL))
                 self.conn.close()
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int | None:
-        if self.returncode is None:
-            message = self._message(timeout)
-            if message is None:
-                raise subprocess.TimeoutExpired("forked kernel", timeout or 0)
-            self.returncode = int(message.get("exit", -signal.SIGKILL))
-            self.conn.close()
+        if self.poll(timeout) is None:
+            raise subprocess.TimeoutExpired("forked kernel", timeout or 0)
         return self.returncode
 
     def send_signal(self, signum: int) -> None:
@@ -461,8 +427,7 @@ class ForkedKernel:
             with contextlib.suppress(OSError):
                 self.conn.shutdown(socket.SHUT_WR)
             return
-        with contextlib.suppress(OSError):
-            self.conn.sendall((json.dumps({"signal": int(signum)}) + "\n").encode())
+        send_message(self.conn, {"signal": int(signum)})
 
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
