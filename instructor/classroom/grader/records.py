@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Self, TypeVar
 
 from pydantic import ConfigDict, PlainSerializer, PlainValidator, TypeAdapter, model_serializer
 
@@ -141,8 +141,22 @@ Zeroed = Annotated[
 ]
 
 
+class _Stored:
+    """The state's JSON form of a summary (a pydantic ``TypeAdapter`` each)."""
+
+    def to_json(self) -> dict[str, Any]:
+        # warnings=False: a record made with an outcome as text (tests do) dumps the same.
+        return _ADAPTERS[type(self)].dump_python(
+            self, mode="json", exclude_none=True, warnings=False
+        )
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Self:
+        return _ADAPTERS[cls].validate_python(data)
+
+
 @dataclass(frozen=True)
-class NotebookSummary:
+class NotebookSummary(_Stored):
     """What happened to one notebook of a hand-in."""
 
     __pydantic_config__ = _STRICT
@@ -205,16 +219,9 @@ class NotebookSummary:
                 data.pop(key, None)
         return data
 
-    def to_json(self) -> dict[str, Any]:
-        return _dump(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> NotebookSummary:
-        return _ADAPTERS[cls].validate_python(data)
-
 
 @dataclass(frozen=True)
-class HandInSummary:
+class HandInSummary(_Stored):
     """What the grader recorded for one hand-in (its resume state and report entry)."""
 
     __pydantic_config__ = _STRICT
@@ -247,22 +254,10 @@ class HandInSummary:
         """The points of the cells that await a grader."""
         return sum(g.max_score or 0 for _, g in self.awaiting)
 
-    def to_json(self) -> dict[str, Any]:
-        return _dump(self)
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> HandInSummary:
-        return _ADAPTERS[cls].validate_python(data)
-
-
-_ADAPTERS = {cls: TypeAdapter(cls) for cls in (NotebookSummary, HandInSummary)}
-
-
-def _dump(record: HandInSummary | NotebookSummary) -> dict[str, Any]:
-    # warnings=False: a record made with an outcome as text (tests do) dumps the same.
-    return _ADAPTERS[type(record)].dump_python(
-        record, mode="json", exclude_none=True, warnings=False
-    )
+_ADAPTERS: dict[type, TypeAdapter[Any]] = {
+    cls: TypeAdapter(cls) for cls in (NotebookSummary, HandInSummary)
+}
 
 
 def cell_outcome(record: NotebookSummary, grade: CellGrade) -> CellOutcome:
