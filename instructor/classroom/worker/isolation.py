@@ -1,24 +1,20 @@
 """Where a submission's kernel runs, and everything it leaves ended: one :class:`Isolation`.
 
 - **bubblewrap** (:func:`isolation`, :func:`sandbox_command`): new network, PID, IPC and UTS
-  namespaces, read-only binds of the system and the Python environment, one writable folder
-  (the submission's copy); ``solutions/``, the gradebook and other students' work are not
-  there. As root (:func:`kernels_leave_root`), each kernel also runs as a user id of its own,
-  so that ``RLIMIT_NPROC`` stops fork bombs. ``prlimit`` sets each process's memory, CPU
-  time, processes, file size and (no) POSIX message queues. Without bwrap the kernel is a
-  plain process with the same limits (as root, in an IPC namespace of its own), and
-  :func:`isolation_note` says what is not isolated (``docs/instructors.md`` has the table).
-- **a cgroup per kernel** (:class:`KernelCgroup`): the kernel as a whole gets a CPU share and
-  a quota of :attr:`Limits.cores`, :attr:`Limits.memory_mib` of memory (swap included) and
-  :attr:`Limits.processes` tasks; the cgroup lists every process it started, even one that
-  left its session (:meth:`KernelCgroup.kill` ends them), and its CPU time is read from
-  outside (:meth:`KernelCgroup.cpu_seconds`). A controller enabled in the v2 hierarchy is
-  used there, else in v1; every folder is made under the grader's own cgroup; whatever
-  cannot be written is named by :meth:`Layout.missing`.
-- **the reaper** (:func:`reaped`): the grading process is a child subreaper
-  (``PR_SET_CHILD_SUBREAPER``), so a process a kernel leaves with a double fork is
-  re-parented to it, and is killed with its children once the notebook ends (found with
-  psutil). Without bubblewrap this is what ends them.
+  namespaces, the system and the Python environment read-only, one writable folder (the
+  submission's copy): ``solutions/``, the gradebook and other students' work are not there.
+  As root (:func:`kernels_leave_root`), each kernel runs as a user id of its own, so that
+  ``RLIMIT_NPROC`` stops fork bombs. ``prlimit`` sets each process's limits. Without bwrap
+  the kernel is a plain process with the same limits, and :func:`isolation_note` says what
+  is not isolated (``docs/instructors.md`` has the table).
+- **a cgroup per kernel** (:class:`KernelCgroup`): CPU, memory (swap included) and task
+  limits for the kernel as a whole; the list of every process it started, even one that left
+  its session (:meth:`KernelCgroup.kill` ends them); its CPU time, read from outside. v2 is
+  used where it has the controller, else v1, under the grader's own cgroup; whatever cannot
+  be written is named by :meth:`Layout.missing`.
+- **the reaper** (:func:`reaped`): the grading process is a child subreaper, so a process a
+  kernel leaves with a double fork is re-parented to it and killed once the notebook ends.
+  Without bubblewrap this is what ends them.
 """
 
 from __future__ import annotations
@@ -36,7 +32,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -157,8 +153,8 @@ def _python_paths() -> list[Path]:
         Path(sys.prefix),
         Path(helpers.__file__).resolve().parent,
         Path(instructor.__file__).resolve().parent,
+        Path(os.path.realpath(sys.executable)).parent.parent,
     }
-    paths.add(Path(os.path.realpath(sys.executable)).parent.parent)
     return sorted(paths)
 
 
@@ -178,13 +174,6 @@ def rlimits(limits: Limits, own_uid: bool) -> dict[str, int]:
         "core": 0,
         "msgqueue": 0,
     }
-
-
-def _limits_command(limits: Limits, own_uid: bool) -> list[str]:
-    prlimit = shutil.which("prlimit")
-    if prlimit is None:
-        return []
-    return [prlimit, *(f"--{name}={value}" for name, value in rlimits(limits, own_uid).items())]
 
 
 def copy_font_cache(folder: Path) -> None:
@@ -211,28 +200,11 @@ def _bwrap(writable: list[Path], home: Path) -> list[str]:
     """bwrap's arguments up to the command: new namespaces, the system and the Python
     environment read-only, ``writable`` the only folders it may write, ``home`` its working
     folder and the root of its environment (:func:`kernel_environment`)."""
-    args = [
-        "bwrap",
-        "--unshare-net",
-        "--unshare-pid",
-        "--unshare-ipc",
-        "--unshare-uts",
-        "--die-with-parent",
-        "--new-session",
-        "--ro-bind",
-        "/usr",
-        "/usr",
-        "--ro-bind",
-        "/etc",
-        "/etc",
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        "--tmpfs",
-        "/tmp",
-    ]
-    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+    args = (
+        "bwrap --unshare-net --unshare-pid --unshare-ipc --unshare-uts --die-with-parent"
+        " --new-session --proc /proc --dev /dev --tmpfs /tmp"
+    ).split()
+    for top in ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
         if os.path.islink(top):
             args += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
@@ -266,8 +238,10 @@ def sandbox_command(
             permissions, not the sandbox, say what the kernel may write there).
         cgroup: the kernel's cgroup, entered before anything else starts.
     """
-    own_uid = kernels_leave_root()
-    limited = _limits_command(limits, own_uid) + command
+    limited = command
+    if prlimit := shutil.which("prlimit"):
+        values = rlimits(limits, own_uid=kernels_leave_root())
+        limited = [prlimit, *(f"--{name}={value}" for name, value in values.items()), *command]
     enter = cgroup.enter_command if cgroup is not None else (lambda c: c)
     if isolation() != Isolation.BWRAP:
         if _unshare_ipc():
@@ -278,17 +252,10 @@ def sandbox_command(
     args = _bwrap([workdir] + ([shared] if shared is not None else []), workdir)
     if os.geteuid() == 0:
         # bwrap drops every capability; keep the two setpriv needs to leave root.
-        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--"]
-        args += [
-            "setpriv",
-            f"--reuid={uid}",
-            f"--regid={uid}",
-            "--clear-groups",
-            "--inh-caps=-all",
-            "--bounding-set=-all",
-        ]
+        args += [*_caps("SETUID", "SETGID"), "--", "setpriv", f"--reuid={uid}", f"--regid={uid}"]
+        args += ["--clear-groups", "--inh-caps=-all", "--bounding-set=-all"]
     else:
-        args += ["--"]
+        args.append("--")
     return enter(args + limited)
 
 
@@ -298,9 +265,13 @@ def zygote_command(command: list[str], slots: Path) -> list[str]:
     child into a kernel of its own user id in an IPC namespace of its own (``CAP_SYS_ADMIN``,
     for ``unshare``: the zygote runs no student code, and its child drops every capability
     when it leaves root) and to end that user's processes."""
-    caps = ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_KILL"]
-    caps += ["--cap-add", "CAP_SYS_ADMIN"]
+    caps = _caps("SETUID", "SETGID", "KILL", "SYS_ADMIN")
     return [*_bwrap([slots], slots), *caps, "--", *command]
+
+
+def _caps(*names: str) -> list[str]:
+    """bwrap's arguments that keep the capabilities ``names`` (bwrap drops all others)."""
+    return [arg for name in names for arg in ("--cap-add", f"CAP_{name}")]
 
 
 CONTROLLERS = ("cpu", "memory", "pids")
@@ -430,12 +401,6 @@ def _mounts(mountinfo: str | None = None, cgroup: str | None = None) -> list[_Mo
 _V1_CONTROLLERS = {"cpu", "cpuacct", "memory", "pids"}
 
 
-def _enters(procs_files: Iterable[Path]) -> bool:
-    """Whether a new process can be moved into each of these ``cgroup.procs`` (a trial, with
-    the command kernels are started with: :meth:`KernelCgroup.enter_command`)."""
-    return _succeeds(_enter_prefix(list(procs_files)) + ["true"])
-
-
 def _enter_prefix(procs_files: list[Path]) -> list[str]:
     # The shell writes its own pid into each cgroup, then becomes the kernel's command: the
     # kernel is in its cgroups before it starts anything.
@@ -458,10 +423,11 @@ def _usable_base(mount: _Mount, name: str) -> Path | None:
         for controller in set(CONTROLLERS) & available:
             with contextlib.suppress(OSError):
                 (path / "cgroup.subtree_control").write_text(f"+{controller}")
+    # A trial, with the command kernels are started with (KernelCgroup.enter_command).
     trial = path / "trial"
     try:
         trial.mkdir()
-        moved = _enters([trial / "cgroup.procs"])
+        moved = _succeeds(_enter_prefix([trial / "cgroup.procs"]) + ["true"])
     except OSError:
         moved = False
     _remove_folder(trial)
@@ -476,13 +442,17 @@ def _sweep(mount: _Mount) -> None:
     ended by its nanny runs no exit handler), ending whatever their kernels left running."""
     for base in mount.directory.glob("grade-*-*"):
         pid = base.name.split("-")[1]
-        if not pid.isdigit() or psutil.pid_exists(int(pid)):
-            continue
-        with contextlib.suppress(OSError):
-            for folder in [p for p in base.iterdir() if p.is_dir()]:
-                _kill_listed(folder)
-                _remove_folder(folder)
-        _remove_folder(base)
+        if pid.isdigit() and not psutil.pid_exists(int(pid)):
+            _remove_base(base)
+
+
+def _remove_base(base: Path) -> None:
+    """Remove ``base`` and the kernels' cgroups in it, ending what is left in them."""
+    with contextlib.suppress(OSError):
+        for folder in [p for p in base.iterdir() if p.is_dir()]:
+            _kill_listed(folder)
+            _remove_folder(folder)
+    _remove_folder(base)
 
 
 def _kill_listed(folder: Path) -> None:
@@ -562,10 +532,7 @@ def _remove_bases() -> None:
     with _LOCK:
         found = _LAYOUTS.pop(os.getpid(), None)
     for base in found.bases if found else ():
-        with contextlib.suppress(OSError):
-            for left in [p for p in base.path.iterdir() if p.is_dir()]:
-                KernelCgroup(((base, left),)).close()
-        _remove_folder(base.path)
+        _remove_base(base.path)
 
 
 # A Dask worker is a multiprocessing child, which ends without running atexit handlers.
@@ -631,27 +598,17 @@ class KernelCgroup:
 
 
 def _write_limits(base: Base, folder: Path, memory_bytes: int, cores: float, tasks: int) -> None:
-    quota = max(int(cores * _PERIOD_US), 1000)
-    files: list[tuple[str, str]] = []
-    if "cpu" in base.controllers:
-        files += (
-            [("cpu.max", f"{quota} {_PERIOD_US}")]
-            if base.version == 2
-            else [("cpu.cfs_period_us", str(_PERIOD_US)), ("cpu.cfs_quota_us", str(quota))]
-        )
-    if "memory" in base.controllers:
-        # Swap too, so that a kernel cannot trade its memory limit for swap.
-        files += (
-            [("memory.max", str(memory_bytes)), ("memory.swap.max", "0")]
-            if base.version == 2
-            else [
-                ("memory.limit_in_bytes", str(memory_bytes)),
-                ("memory.memsw.limit_in_bytes", str(memory_bytes)),
-            ]
-        )
-    if "pids" in base.controllers:
-        files.append(("pids.max", str(tasks)))
-    for name, value in files:
+    quota, memory = max(int(cores * _PERIOD_US), 1000), str(memory_bytes)
+    # Swap too, so that a kernel cannot trade its memory limit for swap.
+    if base.version == 2:
+        files = {"cpu.max": f"{quota} {_PERIOD_US}", "memory.max": memory, "memory.swap.max": "0"}
+    else:
+        files = {"cpu.cfs_period_us": str(_PERIOD_US), "cpu.cfs_quota_us": str(quota)}
+        files |= {"memory.limit_in_bytes": memory, "memory.memsw.limit_in_bytes": memory}
+    files["pids.max"] = str(tasks)
+    for name, value in files.items():
+        if name.split(".")[0] not in base.controllers:
+            continue
         if "swap" in name and not (folder / name).exists():
             continue  # no swap accounting here (and so no swap to escape to)
         (folder / name).write_text(value)
