@@ -3,19 +3,13 @@
 Defence in depth: no verdict depends on it. The test cells run in the grader's process
 (:mod:`.judge`), and the kernel only answers probes with data. But the student's code still
 runs the graded functions in this kernel, so what it replaces there (``torch`` functions,
-the ``helpers.checks`` module, builtins, IPython's machinery) is worth knowing. The guard
-snapshots all of these when the kernel starts, and the grader runs :func:`check` in a cell
-of its own before every test cell: anything replaced is put back (the probes of that test
-then run against the genuine functions) and reported, for the integrity report.
-
-An audit hook, installed first, refuses new audit hooks and records network connections,
-subprocesses and file opens outside the working folder.
-
-Each kind of thing is watched by its own watcher (:class:`ModuleWatch`, :class:`ClassWatch`,
-:class:`ShellWatch`, :class:`SysWatch`, :class:`ThreadWatch`), which snapshots it at
-:func:`install` and, at each :func:`check`, lists what differs (and puts it back);
-:class:`AuditLog` keeps what the audit hook saw between two checks. Only the standard
-library is imported here: the guard is imported into the kernel before anything else.
+the ``helpers.checks`` module, builtins, IPython's machinery) is worth knowing. Each watcher
+(:class:`ModuleWatch`, ...) snapshots its part when the kernel starts, and the grader runs
+:func:`check` in a cell of its own before every test cell: anything replaced is put back
+(the probes of that test then run against the genuine functions) and reported, for the
+integrity report. An audit hook (:class:`AuditLog`), installed first, refuses new audit
+hooks and records network connections, subprocesses and file opens outside the working
+folder. Only the standard library is imported: the guard is imported before anything else.
 
 This runs inside the sandbox with the student's code, so a submission written against this
 very guard can defeat it (``tests/support/forgeries.py`` does); it is a second line behind
@@ -29,6 +23,7 @@ import json
 import os
 import sys
 import threading
+from collections.abc import Mapping
 
 __all__ = ["REPORT_PREFIX"]
 
@@ -93,6 +88,17 @@ _MISSING = object()
 def _watched_classes() -> list[type]:
     torch = sys.modules.get("torch")
     return [torch.Tensor, torch._C.TensorBase, torch.nn.Module] if torch else []
+
+
+def _replaced(
+    owner: object, current: Mapping[str, object], saved: dict, where: str, restore: bool
+) -> list[str]:
+    """What of ``saved`` ``current`` (``owner``'s) no longer holds; ``restore`` puts it back."""
+    changed = [key for key, value in saved.items() if current.get(key, _MISSING) is not value]
+    if restore:
+        for key in changed:
+            setattr(owner, key, saved[key])
+    return [f"{where}{key} was replaced" for key in changed]
 
 
 def _shell():
@@ -185,13 +191,8 @@ class ClassWatch:
         found: list[str] = []
         for cls, saved in self.saved.items():
             where = f"{cls.__module__}.{cls.__qualname__}"
-            current = dict(vars(cls))
-            for key, value in saved.items():
-                if current.get(key, _MISSING) is not value:
-                    found.append(f"{where}.{key} was replaced")
-                    if restore:
-                        setattr(cls, key, value)
-            for key in current.keys() - saved.keys():
+            found += _replaced(cls, vars(cls), saved, f"{where}.", restore)
+            for key in vars(cls).keys() - saved.keys():
                 if not key.startswith("__") or key in ("__eq__", "__bool__", "__torch_function__"):
                     found.append(f"{where}.{key} was added")
                     if restore:
@@ -231,11 +232,7 @@ class ShellWatch:
                     else:
                         instance[key] = saved
         for cls, saved in self.classes.items():
-            for key, value in saved.items():
-                if vars(cls).get(key, _MISSING) is not value:
-                    found.append(f"IPython's {cls.__name__}.{key} was replaced")
-                    if restore:
-                        setattr(cls, key, value)
+            found += _replaced(cls, vars(cls), saved, f"IPython's {cls.__name__}.", restore)
         for key, saved in self.lists.items():
             current = getattr(shell, key, [])
             if list(current) != saved:
@@ -257,12 +254,8 @@ class ShellWatch:
                 found.append(f"an IPython {event!r} event callback was registered")
                 if restore:
                     callbacks[:] = [c for c in callbacks if c not in foreign]
-        for key, saved in self.hooks.items():
-            if getattr(shell, key) is not saved:
-                found.append(f"IPython's {key} was replaced")
-                if restore:
-                    setattr(shell, key, saved)
-        return found
+        hooks = {key: getattr(shell, key) for key in self.hooks}
+        return found + _replaced(shell, hooks, self.hooks, "IPython's ", restore)
 
 
 class SysWatch:
@@ -279,12 +272,7 @@ class SysWatch:
         return self.hooks["stdout"]
 
     def differences(self, restore: bool) -> list[str]:
-        found: list[str] = []
-        for key, value in self.hooks.items():
-            if getattr(sys, key) is not value:
-                found.append(f"sys.{key} was replaced")
-                if restore:
-                    setattr(sys, key, value)
+        found = _replaced(sys, vars(sys), self.hooks, "sys.", restore)
         if list(sys.meta_path) != self.meta_path:
             found.append("sys.meta_path was changed")
             if restore:
