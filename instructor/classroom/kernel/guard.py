@@ -93,10 +93,13 @@ def _watched_classes() -> list[type]:
 def _replaced(
     owner: object, current: Mapping[str, object], saved: dict, where: str, restore: bool
 ) -> list[str]:
-    """What of ``saved`` ``current`` (``owner``'s) no longer holds; ``restore`` puts it back."""
+    """What of ``saved`` ``current`` (``owner``'s) no longer holds; ``restore`` puts it back
+    (deletes what was ``_MISSING``)."""
     changed = [key for key, value in saved.items() if current.get(key, _MISSING) is not value]
-    if restore:
-        for key in changed:
+    for key in changed if restore else ():
+        if saved[key] is _MISSING:
+            delattr(owner, key)
+        else:
             setattr(owner, key, saved[key])
     return [f"{where}{key} was replaced" for key in changed]
 
@@ -209,7 +212,7 @@ class ShellWatch:
         self.shell = shell
         if shell is None:
             return
-        self.instance = {n: vars(shell)[n] for n in SHELL_METHODS if n in vars(shell)}
+        self.instance = {n: vars(shell).get(n, _MISSING) for n in SHELL_METHODS}
         self.classes = {cls: dict(vars(cls)) for cls in type(shell).__mro__[:-1]}
         self.lists = {n: list(getattr(shell, n, [])) for n in SHELL_LISTS}
         self.custom_exceptions = shell.custom_exceptions
@@ -220,17 +223,7 @@ class ShellWatch:
         shell = _shell()
         if self.shell is None or shell is None:
             return []
-        found: list[str] = []
-        instance = vars(shell)
-        for key in SHELL_METHODS:
-            saved = self.instance.get(key, _MISSING)
-            if instance.get(key, _MISSING) is not saved:
-                found.append(f"IPython's {key} was replaced")
-                if restore:
-                    if saved is _MISSING:
-                        del instance[key]
-                    else:
-                        instance[key] = saved
+        found = _replaced(shell, vars(shell), self.instance, "IPython's ", restore)
         for cls, saved in self.classes.items():
             found += _replaced(cls, vars(cls), saved, f"IPython's {cls.__name__}.", restore)
         for key, saved in self.lists.items():

@@ -167,11 +167,6 @@ def _target(request: Request, reader: wire.Reader) -> Any:
     return namespace[name]
 
 
-def _is_callable(value: Any) -> bool:
-    """A function or a class (called by the tests), as opposed to a value they read."""
-    return callable(value) and not isinstance(value, torch.nn.Module | torch.Tensor)
-
-
 def _load_state(module: torch.nn.Module, state: list, training: list, reader: wire.Reader) -> None:
     """Give ``module`` the grader's parameters, buffers and train/eval flags."""
     for name, record in state:
@@ -243,7 +238,9 @@ def answer(folder: str) -> None:
         reader.modules = lambda record: rebuild(record, reader)
         target = _target(request, reader)
         if request.op == Op.LOOKUP:
-            found = {"t": "callable"} if _is_callable(target) else out.value(target)
+            # A function or a class (the tests call it), as opposed to a value they read.
+            called = callable(target) and not isinstance(target, torch.nn.Module | torch.Tensor)
+            found = {"t": "callable"} if called else out.value(target)
             reply = Reply(Status.RETURNED, value=found)
         else:
             reader.track = True
