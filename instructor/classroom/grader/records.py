@@ -11,12 +11,8 @@ The summaries are stored as JSON (``.grading/state/``, ``reports/integrity.json`
 pydantic ``TypeAdapter`` over these dataclasses, unknown keys refused
 (:meth:`HandInSummary.to_json`, :meth:`HandInSummary.from_json`): a cell's grade is
 ``[score, max_score, manual?]``, a zeroed test ``[kind, reason]``; what is None (and an empty
-``imports_error`` or ``best_effort``) is left out.
-
-:func:`cell_outcome` is a cell's outcome in ``grades.csv``, :func:`zero_reason` why a
-notebook scored 0 when wrong answers are not the reason, and :func:`attention` every line an
-instructor should read about one hand-in: all decided from the records, never from a
-message's words.
+``imports_error`` or ``best_effort``) is left out. :func:`cell_outcome`, :func:`zero_reason`
+and :func:`attention` decide from the records, never from a message's words.
 """
 
 from __future__ import annotations
