@@ -101,29 +101,19 @@ class NbgraderCourse:
         if self.db_url:
             config.CourseDirectory.db_url = self.db_url
         if staged:
-            from nbconvert.preprocessors import ClearMetadataPreprocessor
-            from nbgrader.preprocessors import (
-                AssignLatePenalties,
-                CheckCellMetadata,
-                IgnorePattern,
-                LimitOutput,
-                SaveAutoGrades,
-            )
+            from nbgrader.converters import Autograde
 
             from instructor.classroom.grader.feedback import SanitiseNotebook
             from instructor.classroom.grader.pipeline import ReplayExecute
 
             config.CourseDirectory.submitted_directory = STAGING_FOLDER
+            # nbgrader's own list with ReplayExecute for its Execute, and SanitiseNotebook
+            # last, after the scores are saved: the autograded notebook formgrader shows
+            # holds nothing that runs in the instructor's browser.
+            defaults = Autograde.class_traits()["autograde_preprocessors"].default()
             config.Autograde.autograde_preprocessors = [
                 ReplayExecute,
-                IgnorePattern,
-                ClearMetadataPreprocessor,
-                LimitOutput,
-                SaveAutoGrades,
-                AssignLatePenalties,
-                CheckCellMetadata,
-                # Last, after the scores are saved: the autograded notebook formgrader
-                # shows holds nothing that runs in the instructor's browser.
+                *defaults[1:],
                 SanitiseNotebook,
             ]
         return config
@@ -536,15 +526,12 @@ class GradebookWatch:
 
     def recorded(self, assignment: str, student: str) -> None:
         """Take in the scores the grader has just recorded for one hand-in."""
-        found = self._read()
-        kept = {
-            k: v
-            for k, v in self.expected.items()
-            if (k.assignment, k.student) != (assignment, student)
-        }
-        self.expected = kept | {
-            k: v for k, v in found.items() if (k.assignment, k.student) == (assignment, student)
-        }
+
+        def ours(key: ScoreKey) -> bool:
+            return (key.assignment, key.student) == (assignment, student)
+
+        kept = {k: v for k, v in self.expected.items() if not ours(k)}
+        self.expected = kept | {k: v for k, v in self._read().items() if ours(k)}
 
 
 def grading_context(course: NbgraderCourse, assignment: str) -> str:

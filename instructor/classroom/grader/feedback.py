@@ -1,29 +1,13 @@
 """Feedback HTML that shows no hidden test, and a student's notebook made inert for the
 instructor's browser.
 
-:func:`feedback_for` is nbgrader's own ``generate_feedback`` with two preprocessors added
-(:func:`feedback_config`), run on the embedded cluster's workers (with a remote scheduler,
-here). :class:`RedactFeedback` rewrites each test cell of the notebook being rendered: its
-source becomes its visible part and a line saying hidden tests ran; tracebacks and printed
-output lose the lines that quote hidden code (the error's last line is kept); long output
-lines wrap.
-
-:class:`SanitiseNotebook` (also on every autograded notebook, through
-``Autograde.autograde_preprocessors``) rewrites what the student controls so that none of
-it can act, and keeps it readable (:func:`sanitise_notebook`):
-
-- markdown (a cell or a ``text/markdown`` output) that is plain stays byte for byte
-  (:func:`markdown_is_plain`: no raw HTML, links and images only to ``http``, ``https``,
-  ``mailto``, a relative URL or an attachment as ammonia (``nh3``) judges each URL, no
-  ``mermaid`` block, no MathJax command of :data:`TEX_ACTIVE`); anything else is shown as
-  its text in a fenced block (:func:`inert_markdown`);
-- ``text/html`` is cleaned by ammonia (:func:`clean_html`), or shown as text when it holds
-  a command of :data:`TEX_ACTIVE`; base64 images and a widget view that is only a model id
-  are kept; JavaScript, SVG and anything unknown are dropped, with a line saying so;
-- image sizes only as numbers, no output ``filenames`` or ``isolated``, attachments only
-  base64 images, a raw cell with a command of :data:`TEX_ACTIVE` put in ``<pre>``.
-
-An honest notebook is unchanged, and a notebook sanitised once is not changed again.
+:func:`feedback_for` is nbgrader's ``generate_feedback`` with :class:`RedactFeedback` (test
+cells shown as students may see them, long output lines wrapped) and
+:class:`SanitiseNotebook` added. The latter also runs last in every autograde: plain
+markdown stays byte for byte, anything that could act (raw HTML, unsafe links, a MathJax
+command of :data:`TEX_ACTIVE`, scripts, SVG) is cleaned by ammonia (``nh3``), shown as text
+or dropped with a line saying so. An honest notebook is unchanged, and sanitising is
+idempotent.
 """
 
 from __future__ import annotations
@@ -101,8 +85,6 @@ def write_feedback(
 
 
 HIDDEN_NOTE = "# (hidden tests ran here too; their code is not shown)"
-
-
 REDACTED_LINE = "    ... (a line of a hidden test)"
 
 
@@ -117,16 +99,8 @@ div.output_area pre, div.output_subarea pre, div.output_text pre, .output_error 
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
-
 _NUMBERED = re.compile(r"^\s*(?:-*>)?\s*(?P<number>\d+)(?: (?P<code>.*))?$")
-
-
 _CARETS = re.compile(r"^[\s^~]+$")
-
-
-def _strip_ansi(text: str) -> str:
-    return _ANSI.sub("", text)
 
 
 def _code_lines(source: str) -> set[str]:
@@ -140,7 +114,7 @@ def _redact_text(text: str, hidden: set[str], own_frame: bool, visible_count: in
     kept: list[str] = []
     dropping = False
     for line in text.split("\n"):
-        plain = _strip_ansi(line)
+        plain = _ANSI.sub("", line)
         match = _NUMBERED.match(plain)
         drop = False
         if match:
@@ -177,7 +151,7 @@ def redact_test_cell(cell: NotebookNode) -> NotebookNode:
                 _redact_text(
                     entry,
                     hidden,
-                    bool(has_hidden and header.search(_strip_ansi(entry))),
+                    bool(has_hidden and header.search(_ANSI.sub("", entry))),
                     visible_count,
                 )
                 for entry in output.get("traceback", [])
@@ -195,9 +169,7 @@ def redact_test_cell(cell: NotebookNode) -> NotebookNode:
 class RedactFeedback(Preprocessor):
     """Test cells as students may see them, and wrapped output (see the module docstring)."""
 
-    enabled = Bool(True, help="nbconvert skips a preprocessor whose enabled is False").tag(
-        config=True
-    )
+    enabled = Bool(True).tag(config=True)  # nbconvert skips a preprocessor not enabled
 
     def preprocess(self, nb: NotebookNode, resources: dict[str, Any]):
         for cell in nb.cells:
@@ -247,20 +219,10 @@ LINK_SCHEMES = frozenset({"http", "https", "mailto"})
 
 
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif")
-
-
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-
-
 SAFE_TEXT_TYPES = ("text/plain", "application/json")
-
-
 _BASE64 = re.compile(r"^[A-Za-z0-9+/=\s]*$")
-
-
 _MODEL_ID = re.compile(r"^[A-Za-z0-9_\-]{1,64}$")
-
-
 ATTACHMENT = "attachment:"
 
 
@@ -336,9 +298,7 @@ class _Inspector:
                 found.append("raw HTML")
                 return ""
 
-            def inline_html(self, html: str) -> str:
-                found.append("raw HTML")
-                return ""
+            inline_html = block_html
 
             def link(self, text: str, url: str, title: str | None = None) -> str:
                 if not _url_is_safe(url):
@@ -401,6 +361,10 @@ def inert_markdown(source: str) -> str:
     return f"{SHOWN_AS_TEXT}\n\n{fence}text\n{source}\n{fence}"
 
 
+def _is_base64(value: Any) -> bool:
+    return isinstance(value, str) and bool(_BASE64.match(value))
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -459,7 +423,7 @@ def sanitise_output(output: NotebookNode | dict[str, Any]) -> Any:
             else:
                 kept[mime] = value
         elif mime in IMAGE_TYPES:
-            if isinstance(value, str) and _BASE64.match(value):
+            if _is_base64(value):
                 kept[mime] = value
             else:
                 removed.append(mime)
@@ -489,10 +453,7 @@ def _clean_attachments(attachments: dict[str, Any]) -> dict[str, Any]:
         name: {mime: value for mime, value in bundle.items() if mime in IMAGE_TYPES}
         for name, bundle in attachments.items()
         if isinstance(bundle, dict)
-        and any(
-            mime in IMAGE_TYPES and isinstance(value, str) and _BASE64.match(value)
-            for mime, value in bundle.items()
-        )
+        and any(mime in IMAGE_TYPES and _is_base64(value) for mime, value in bundle.items())
     }
 
 
@@ -533,9 +494,7 @@ def sanitise_notebook(nb: NotebookNode) -> NotebookNode:
 class SanitiseNotebook(Preprocessor):
     """:func:`sanitise_notebook` as an nbconvert preprocessor (for nbgrader's converters)."""
 
-    enabled = Bool(True, help="nbconvert skips a preprocessor whose enabled is False").tag(
-        config=True
-    )
+    enabled = Bool(True).tag(config=True)  # nbconvert skips a preprocessor not enabled
 
     def preprocess(self, nb: NotebookNode, resources: dict[str, Any]):
         return sanitise_notebook(nb), resources
