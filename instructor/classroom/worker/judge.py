@@ -2,30 +2,19 @@
 
 :func:`run_test` executes one test cell's source (restored from the gradebook) in a fresh
 namespace of the worker's process. The names the cell reads and does not define
-(:func:`free_names`: the graded functions, concept answers) are looked up in the student's
-kernel through a :class:`Channel`: functions and classes become :class:`RemoteFunction`
-stand-ins whose calls are probes, values come back as plain data. The test's own code, its
-expected answers, the ``helpers.checks`` comparisons and their messages run here.
-
-A probe writes the inputs as plain data (:mod:`instructor.classroom.kernel.wire`), makes the
-kernel run the student's function on them (:mod:`instructor.classroom.kernel.probe`) and
-reads the outputs back, trusting nothing: tensors come back as new tensors, an exception as
-its type's name and message (:func:`_exception`), an input changed in place as a
-:class:`ChangedInput` that fails the test, a module as a stand-in (:func:`stand_in`).
-Torch's random state is sent with every call; nothing random comes back. Anything not in
-the format raises :class:`ProbeError` (the submission broke the protocol).
-
-The largest tensor and the number of torch calls can only be measured in the kernel
-(:func:`_measured_through`): best-effort checks (:data:`BEST_EFFORT`), named in the
-integrity report, unless the cell also decides the rule from outside
-(:data:`DECIDED_OUTSIDE`). The cell's result is what nbgrader scores: the text it printed,
-and an error output when it raised.
+(:func:`free_names`) are looked up in the student's kernel through a :class:`Channel`:
+functions and classes become :class:`RemoteFunction` stand-ins whose calls are probes
+(:mod:`instructor.classroom.kernel.wire` carries the data, trusting nothing that comes
+back), values come back as plain data. The test's own code, its expected answers, the
+``helpers.checks`` comparisons and their messages run here. What can only be measured in
+the kernel is a best-effort check (:data:`BEST_EFFORT`), named in the integrity report.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import io
 import itertools
 import os
@@ -113,16 +102,10 @@ class ChangedInput:
 
 @dataclass
 class Channel:
-    """Requests to one kernel: each in its own folder under ``root``.
-
-    Args:
-        root: a folder the grader owns; the kernel can read it but write only the
-            ``response`` folder of each request.
-        run: executes one line of code in the kernel and returns when it has answered
-            (raises :class:`ProbeTimeout` or :class:`KernelGone`), within a time limit in
-            seconds (``None``: the cell's).
-        uid: the kernel's user id when the grader runs as root, so that the kernel may
-            write its answer (None: the same user).
+    """Requests to one kernel, each in its own folder under ``root``: the kernel may read
+    it but write only its ``response`` folder (owned by ``uid``, the kernel's user, when the
+    grader runs as root). ``run`` executes one line in the kernel within a time limit in
+    seconds (``None``: the cell's), raising :class:`ProbeTimeout` or :class:`KernelGone`.
     """
 
     root: Path
@@ -131,11 +114,10 @@ class Channel:
     count: itertools.count = field(default_factory=itertools.count)
     calls: int = 0
     measured: list[Measure] = field(default_factory=list)
-    """The in-kernel measurements asked for (:class:`.judge.Measure`), in order."""
     sources: Callable[[type], str | None] | None = None
     """The source of a class the test cell defines, for a module of it sent as an input."""
     changed: list[ChangedInput] = field(default_factory=list)
-    """Inputs the kernel changed in place, in order (never copied into the grader's objects)."""
+    """Inputs the kernel changed in place (never copied into the grader's objects)."""
     sent: dict[int, nn.Module] = field(default_factory=dict)
     """The grader's modules sent to the kernel (``id`` -> module): a module the kernel
     returns by such a handle is the grader's own object again."""
@@ -168,10 +150,8 @@ class Channel:
         measure: Measure | None = None,
         seconds: float | None = None,
     ) -> tuple[Any, dict]:
-        """Call the notebook's ``name`` (or the kernel's module ``handle``) on ``args`` and
-        ``kwargs``: its result and what was measured (``{}`` without ``measure``), or raise
-        what it raised. ``label`` names the call in messages; ``seconds`` is its time limit
-        (``None``: the cell's)."""
+        """Call the notebook's ``name`` (or the kernel's module ``handle``): its result and
+        what was measured (``{}`` without ``measure``), or raise what it raised."""
         self.calls += 1
         if measure:
             self.measured.append(measure)
@@ -196,14 +176,17 @@ class Channel:
             rng=writer.tensor(torch.get_rng_state()),
             measure=measure,
         )
-        writer.close(request.to_json())
+        self._send(writer, request, seconds)
         self.sent.update(writer.modules)
-        self.run(f"__grader_probe__.answer({str(folder)!r})", seconds)
         # The kernel's random state never comes back (the student would choose the grader's
         # next inputs), but a call that drew numbers there must not leave the grader's state
         # as it was: two calls in a row (dropout in training mode) would draw the same.
         torch.rand(1)
         return self._read(response, writer.tracked, called=label)
+
+    def _send(self, writer: wire.Writer, request: Request, seconds: float | None) -> None:
+        writer.close(request.to_json())
+        self.run(f"__grader_probe__.answer({str(writer.folder)!r})", seconds)
 
     def _read(
         self, response: Path, inputs: list[Any], lookup: str = "", called: str = ""
@@ -239,11 +222,8 @@ class Channel:
         """What the notebook defines under ``name``: a :class:`RemoteFunction` for a function
         or a class, else its value (raises ``NameError`` when it is not defined)."""
         folder, response = self._folders()
-        writer = wire.Writer(folder)
-        writer.close(Request(Op.LOOKUP, name=name, label=name).to_json())
-        self.run(f"__grader_probe__.answer({str(folder)!r})", None)
-        value, _ = self._read(response, [], lookup=name)
-        return value
+        self._send(wire.Writer(folder), Request(Op.LOOKUP, name=name, label=name), None)
+        return self._read(response, [], lookup=name)[0]
 
 
 @dataclass
@@ -258,16 +238,12 @@ class RemoteFunction:
         return self.name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.channel.request(self.name, args, kwargs, name=self.name)[0]
+        return self.probe(args, kwargs)[0]
 
-    def measure(self, what: Measure, args: tuple) -> tuple[Any, dict]:
-        """``self(*args)`` with one of :mod:`helpers.checks`' in-kernel measurements."""
-        return self.channel.request(self.name, args, {}, name=self.name, measure=what)
-
-    def call_within(self, args: tuple, seconds: float) -> Any:
-        """``self(*args)`` under a time limit of ``seconds`` that the grader keeps (raises
-        :class:`ProbeTimeout` when the kernel has not answered by then)."""
-        return self.channel.request(self.name, args, {}, name=self.name, seconds=seconds)[0]
+    def probe(self, args: tuple, kwargs: dict | None = None, **options: Any) -> tuple[Any, dict]:
+        """``self(*args, **kwargs)`` and what was measured; ``options``: the ``measure`` or
+        ``seconds`` (a time limit the grader keeps) of :meth:`Channel.request`."""
+        return self.channel.request(self.name, args, kwargs or {}, name=self.name, **options)
 
 
 class RemoteModule(nn.Module):
@@ -285,8 +261,6 @@ class RemoteModule(nn.Module):
         self._class_name = class_name
 
     def __deepcopy__(self, memo: dict) -> RemoteModule:
-        import copy
-
         clone = type(self).__new__(type(self))
         memo[id(self)] = clone
         for key, value in vars(self).items():
@@ -343,11 +317,9 @@ def remote_class(claimed: type[nn.Module] | None) -> type[RemoteModule]:
 
 
 def stand_in(record: dict, reader: wire.Reader, channel: Channel) -> nn.Module:
-    """The grader's stand-in for the kernel's module described by ``record``: a module the
-    grader sent (``module_ref``) as the grader's own object, any other as a
-    :class:`RemoteModule` whose ``forward`` runs in the kernel. Never the real class of the
-    name the record gives: that name is the student's to choose, so a module is computed
-    here by torch's code only if the grader itself made it."""
+    """The grader's stand-in for the kernel's module ``record``: a module the grader sent
+    (``module_ref``) as its own object, any other as a :class:`RemoteModule`. Never the real
+    class the record names: that name is the student's to choose."""
     if type(record.get("handle")) is not int:
         raise wire.WireError("a module record without a handle")
     if record.get("t") == "module_ref":
@@ -416,16 +388,14 @@ def free_names(source: str) -> list[str]:
 
 
 def _measured_through(channel: Channel) -> checks.Measurements:
-    """How :mod:`helpers.checks` measures a call in a test cell run against ``channel``: a
-    stand-in's call in its kernel, where the student's function runs; any other callable
-    (the test's own) here, as in the student's kernel. Installed with
-    :func:`helpers.checks.measured_by` for the cell's run: nothing of the module is replaced."""
+    """How :mod:`helpers.checks` measures a call in a test cell: a stand-in's call in its
+    kernel, where the student's function runs; any other callable (the test's own) here."""
     here = checks.IN_PROCESS
 
     def largest_tensor(function: Any, args: Any) -> tuple[Any, int, tuple[int, ...], str]:
         if not isinstance(function, RemoteFunction):
             return here.largest_tensor(function, args)
-        result, measured = function.measure(Measure.LARGEST_TENSOR, tuple(args))
+        result, measured = function.probe(tuple(args), measure=Measure.LARGEST_TENSOR)
         numel, shape, call = measured.get("numel"), measured.get("shape"), measured.get("call")
         if type(numel) is not int or not isinstance(shape, list) or not isinstance(call, str):
             raise ProbeError("the kernel's measurement of the largest tensor is malformed")
@@ -434,7 +404,7 @@ def _measured_through(channel: Channel) -> checks.Measurements:
     def torch_calls(function: Any, args: Any) -> int:
         if not isinstance(function, RemoteFunction):
             return here.torch_calls(function, args)
-        _, measured = function.measure(Measure.TORCH_CALLS, tuple(args))
+        _, measured = function.probe(tuple(args), measure=Measure.TORCH_CALLS)
         count = measured.get("count")
         if type(count) is not int:
             raise ProbeError("the kernel's count of torch calls is malformed")
@@ -444,7 +414,7 @@ def _measured_through(channel: Channel) -> checks.Measurements:
         if not isinstance(function, RemoteFunction):
             return here.call_within(function, args, seconds)
         try:
-            return function.call_within(tuple(args), seconds)
+            return function.probe(tuple(args), seconds=seconds)[0]
         except ProbeTimeout:
             raise checks.OverTimeLimit from None
 
@@ -484,14 +454,8 @@ def error_output(ename: str, evalue: str) -> NotebookNode:
 
 
 def run_test(source: str, test_id: str, channel: Channel, probe_seconds: float) -> TestVerdict:
-    """Run the test cell ``source`` against the kernel behind ``channel``.
-
-    Args:
-        source: the test cell's source, as restored from the gradebook.
-        test_id: its ``grade_id`` (for messages).
-        channel: the probes to the student's kernel.
-        probe_seconds: the time limit of each probe (the cell's time limit).
-    """
+    """Run the test cell ``source`` (``grade_id`` ``test_id``) against ``channel``'s kernel;
+    the verdict's outputs are what nbgrader scores: the text printed, an error if it raised."""
     # The worker's own torch keeps to one thread, as the kernels do: with one thread per
     # core, several workers' idle threads spin against the kernels on a 2-core machine.
     if torch.get_num_threads() != 1:
