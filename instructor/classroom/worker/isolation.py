@@ -351,16 +351,6 @@ class _Mount:
     controllers: frozenset[str]
 
 
-def _own_cgroups(text: str) -> dict[str, str]:
-    """The grader's cgroup path per hierarchy, keyed by its controllers joined by commas
-    (``"cpu,cpuacct"``; ``""`` for v2), from ``/proc/self/cgroup``'s ``text``."""
-    own = {}
-    for line in text.splitlines():
-        _, controllers, path = line.split(":", 2)
-        own[",".join(sorted(controllers.split(","))) if controllers else ""] = path
-    return own
-
-
 def _read(path: str) -> str:
     try:
         return Path(path).read_text()
@@ -373,7 +363,11 @@ def _mounts(mountinfo: str | None = None, cgroup: str | None = None) -> list[_Mo
     cgroup in each, from ``/proc/self/mountinfo`` and ``/proc/self/cgroup`` (or the texts
     given)."""
     lines = (_read("/proc/self/mountinfo") if mountinfo is None else mountinfo).splitlines()
-    own = _own_cgroups(_read("/proc/self/cgroup") if cgroup is None else cgroup)
+    # The grader's cgroup per hierarchy, keyed by its controllers ("cpu,cpuacct"; "" for v2).
+    own = {}
+    for line in (_read("/proc/self/cgroup") if cgroup is None else cgroup).splitlines():
+        _, controllers, path = line.split(":", 2)
+        own[",".join(sorted(controllers.split(","))) if controllers else ""] = path
     found, seen = [], set()
     for line in lines:
         fields, _, tail = line.partition(" - ")

@@ -104,8 +104,7 @@ def _libc(function: str, *args: int) -> None:
 
 
 def send_message(conn: socket.socket, message: dict) -> None:
-    """Send ``message`` as one JSON line (a closed connection is read as such by the other
-    side)."""
+    """Send ``message`` as one JSON line (the other side reads a closed connection as such)."""
     with contextlib.suppress(OSError):
         conn.sendall((json.dumps(message) + "\n").encode())
 
@@ -303,8 +302,8 @@ class Zygote:
             )
         # Its kernels inherit these pipes: they are emptied as they fill (a full pipe would
         # block the kernel) and what comes is dropped, never gathered in this process.
-        threading.Thread(target=_discard, args=(process.stdout,), daemon=True).start()
-        threading.Thread(target=_discard, args=(process.stderr,), daemon=True).start()
+        for stream in (process.stdout, process.stderr):
+            threading.Thread(target=_discard, args=(stream,), daemon=True).start()
         return zygote
 
 
