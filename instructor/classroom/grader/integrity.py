@@ -43,8 +43,7 @@ pickling for a worker) recurses through the file, so deeper is refused here, who
 
 
 def _deeper_than(data: object, limit: int) -> bool:
-    """Whether ``data`` (parsed JSON) nests deeper than ``limit``; iterative, so a file that
-    nests 100,000 deep is measured without recursion."""
+    # Iterative: a file that nests 100,000 deep is measured without recursion.
     stack: list[tuple[object, int]] = [(data, 1)]
     while stack:
         item, depth = stack.pop()
@@ -58,12 +57,8 @@ def _deeper_than(data: object, limit: int) -> bool:
 
 
 def nbgrader_metadata_problem(notebook: NotebookNode) -> str:
-    """Why a cell's ``metadata.nbgrader`` is not of nbgrader's schema, or ``""``.
-
-    Only the schema (types, keys, ``grade_id``'s characters, version 3) is checked, not
-    nbgrader's rules between cells and cell types: a duplicated or retyped test cell is
-    something nbgrader's sanitising repairs, and the integrity report names it.
-    """
+    """Why a cell's ``metadata.nbgrader`` is not of nbgrader's schema, or ``""``. Not
+    nbgrader's rules between cells: its sanitising repairs a duplicated or retyped test cell."""
     from nbgrader.nbgraderformat import MetadataValidator
 
     schema = MetadataValidator().schema  # the version nbgrader's autograde reads
@@ -109,9 +104,8 @@ included, are under 0.5 MiB; a larger file is refused before it is read into mem
 
 
 def read_student_file(path: Path, limit: int) -> tuple[bytes | None, str]:
-    """The bytes of ``path``, read no further than ``limit``, and only if it is a regular
-    file; otherwise None and why. The hand-in's folder is the student's: a link (to
-    ``/dev/zero``, to another student's file) is not followed."""
+    """The bytes of the regular file ``path`` (at most ``limit``), else None and why. A link
+    (to ``/dev/zero``, to another student's file) is not followed."""
     if path.is_symlink():
         return None, "a symbolic link, not a file"
     try:
@@ -136,12 +130,8 @@ def read_submission_file(path: Path, limit: int = MAX_NOTEBOOK_BYTES) -> Reading
 
 
 def _graded_cells(nb: NotebookNode) -> list[tuple[str, NotebookNode]]:
-    cells = []
-    for cell in nb.cells:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if "grade_id" in meta:
-            cells.append((meta["grade_id"], cell))
-    return cells
+    marked = [(cell.get("metadata", {}).get("nbgrader", {}), cell) for cell in nb.cells]
+    return [(meta["grade_id"], cell) for meta, cell in marked if "grade_id" in meta]
 
 
 def compare_with_release(submitted: NotebookNode, released: NotebookNode) -> list[str]:
@@ -174,8 +164,7 @@ def compare_with_release(submitted: NotebookNode, released: NotebookNode) -> lis
     for grade_id, _cell in mine:
         if grade_id not in theirs:
             notes.append(f"cell with an nbgrader id of its own, {grade_id!r} (not graded)")
-    present = [gid for gid, _ in mine if gid in theirs]
-    first_seen = list(dict.fromkeys(present))
+    first_seen = list(dict.fromkeys(gid for gid, _ in mine if gid in theirs))
     expected = [gid for gid in theirs if gid in first_seen]
     if first_seen != expected:
         moved = [a for a, b in zip(first_seen, expected, strict=True) if a != b]
@@ -186,11 +175,8 @@ def compare_with_release(submitted: NotebookNode, released: NotebookNode) -> lis
 def normalise_notebook(submitted: NotebookNode, released: NotebookNode) -> NotebookNode:
     """A copy nbgrader can sanitise: nbgrader marks only on the first cell of each released id.
 
-    A second copy of a cell, or a cell with an id the release does not have, would make
-    nbgrader 0.9 stop with an error (a ``KeyError`` in ``OverwriteCells`` after
-    ``DeduplicateIds``) or look for a grade the gradebook does not know; such cells stay
-    in the notebook as ordinary cells.
-    """
+    Another copy, or an id the release lacks, would stop nbgrader 0.9 (a ``KeyError`` in
+    ``OverwriteCells``) or ask for a grade the gradebook lacks; they stay as plain cells."""
     notebook = nbformat.from_dict(json.loads(json.dumps(submitted)))
     known = dict(_graded_cells(released))
     seen: set[str] = set()
@@ -239,15 +225,15 @@ SUSPICIOUS_CALLS = {
 
 
 SUSPICIOUS_IMPORTS = {
-    "ctypes": "imports ctypes",
-    "gc": "imports gc",
-    "inspect": "imports inspect",
-    "socket": "imports socket",
-    "subprocess": "imports subprocess",
-    "urllib": "imports urllib",
-    "http": "imports http",
-    "builtins": "imports builtins",
-    "IPython": "imports IPython",
+    "ctypes",
+    "gc",
+    "inspect",
+    "socket",
+    "subprocess",
+    "urllib",
+    "http",
+    "builtins",
+    "IPython",
 }
 
 
@@ -292,7 +278,7 @@ def scan_code(nb: NotebookNode) -> list[str]:
                 for name in names:
                     top = name.split(".")[0]
                     if top in SUSPICIOUS_IMPORTS:
-                        found = SUSPICIOUS_IMPORTS[top]
+                        found = f"imports {top}"
             elif isinstance(node, ast.Name) and "grader" in node.id.lower():
                 found = f"names the grader ({node.id})"
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -307,9 +293,8 @@ def imports_failure(notebook: NotebookNode | dict) -> str:
     """The error the executed notebook's imports cell raised (``"ModuleNotFoundError: No
     module named 'x'"``), or ``""`` when it ran cleanly (or has no outputs)."""
     for cell in notebook.get("cells", []):
-        if cell.get("cell_type") != "code" or IMPORTS_TAG not in cell.get("metadata", {}).get(
-            "tags", ()
-        ):
+        tags = cell.get("metadata", {}).get("tags", ())
+        if cell.get("cell_type") != "code" or IMPORTS_TAG not in tags:
             continue
         for output in cell.get("outputs", []):
             if output.get("output_type") == "error":

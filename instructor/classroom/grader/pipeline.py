@@ -138,8 +138,7 @@ class ClassGrader:
         self.reports = self.root / "reports"
 
     def _folders(self, assignment: str) -> list[str]:
-        """The names of the folders of ``submitted/`` that hold ``assignment``, sorted.
-        Listed, never globbed with a name: a folder's name is the student's to choose."""
+        # Listed, never globbed with a name: a folder's name is the student's to choose.
         submitted = self.course.submitted_folder()
         if not submitted.is_dir():
             return []
@@ -150,20 +149,18 @@ class ClassGrader:
         )
 
     def present(self, assignment: str) -> list[str]:
-        """The students with a folder for ``assignment`` in ``submitted/``, sorted: those
-        whose folder's name is a student id (:mod:`instructor.student_ids`) only."""
+        """The students with a folder for ``assignment`` in ``submitted/`` named by a student id."""
         return [s for s in self._folders(assignment) if not id_problem(s)]
 
     def refused(self, assignments: list[str]) -> list[str]:
-        """A message for each folder of ``submitted/`` holding one of ``assignments`` whose
-        name is no student id: it is not graded (nbgrader would read it as a glob)."""
+        """Why each folder of ``assignments`` named by no student id is not graded (nbgrader
+        would read its name as a glob)."""
         names = sorted({s for a in assignments for s in self._folders(a) if id_problem(s)})
         where = f"a folder of {self.course.submitted_folder()}"
         return [refusal(name, where) + " Not graded." for name in names]
 
     def hand_ins(self, assignment: str) -> list[HandIn]:
-        """Every hand-in of ``assignment`` in ``submitted/`` (of the named students only, if
-        any), with its fingerprint: its files and what grades it (:func:`.grading_context`)."""
+        """Every hand-in of ``assignment`` (of the named students, if any), with its fingerprint."""
         context = grading_context(self.course, assignment)
         students = self.present(assignment)
         if self.students is not None:
@@ -189,8 +186,7 @@ class ClassGrader:
 
     @contextlib.contextmanager
     def _dask(self) -> Iterator[Any]:
-        """A Dask client: of the remote scheduler (its workers checked), or of a local
-        cluster made for the run."""
+        """A client of the remote scheduler (its workers checked), else of a local cluster."""
         if self.scheduler:
             client = connect(self.scheduler)
             with client:
@@ -368,13 +364,10 @@ SECRET_FILE = "submission_secret.txt"
 _SECRET = re.compile(r"[0-9a-f]{32,256}")
 
 
-_TIMESTAMP_BYTES = 100
-"""``timestamp.txt`` holds one date (``2026-11-20 12:00:00.000000 UTC``: 30 bytes)."""
+_TIMESTAMP_BYTES = 100  # one date: "2026-11-20 12:00:00.000000 UTC" is 30 bytes
 
 
 def _small_regular_file(path: Path, limit: int) -> str | None:
-    """The text of ``path`` if it is a regular file (never a link) of at most ``limit``
-    bytes in ASCII; otherwise None."""
     data, _ = read_student_file(path, limit)
     if data is None or not data.isascii():
         return None
@@ -417,7 +410,6 @@ class Staged:
     """A hand-in, staged: what reading it found, and what is to be executed."""
 
     notes: tuple[str, ...] = ()
-    """About the hand-in as a whole (an extra notebook)."""
     screenings: dict[str, Screening] = field(default_factory=dict)
     """Every expected notebook, in the gradebook's order."""
     notebooks: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -469,9 +461,8 @@ def stage(course: NbgraderCourse, hand_in: HandIn) -> Staged:
 
 
 def unreadable_staging(course: NbgraderCourse, hand_in: HandIn, failure: Unreadable) -> Staged:
-    """``hand_in`` staged as unreadable: every expected notebook scores 0 with the note, and
-    nothing is executed. What the failed step left in the staging folder is removed, so the
-    recording step finds no notebook of this hand-in to read."""
+    """``hand_in`` staged as unreadable: every expected notebook scores 0 with the note. The
+    staging folder is emptied, so that recording finds no notebook of this hand-in to read."""
     shutil.rmtree(
         course.root / STAGING_FOLDER / hand_in.student / hand_in.assignment, ignore_errors=True
     )
@@ -490,8 +481,7 @@ def record_hand_in(
     staged: Staged,
     executed: dict[str, ExecutionResult],
 ) -> HandInSummary:
-    """Record ``hand_in``: its grades into the gradebook (zeros where nothing could run),
-    and what happened to each notebook, with its scores, into the summary returned."""
+    """Record ``hand_in``'s grades into the gradebook (zeros where nothing could run)."""
     notebooks = {
         name: NotebookSummary.screened(screening) for name, screening in staged.screenings.items()
     }
@@ -549,8 +539,7 @@ class ReplayExecute(NbGraderPreprocessor):
 
 
 CLUSTER_SECONDS = 10.0
-"""How long to try to reach the scheduler, to wait for a first worker and for the worker
-checks' answers."""
+"""How long to wait for the scheduler, a first worker and the workers' checks."""
 
 
 # Run on the workers from its source: a worker without the course (which could not import
@@ -588,8 +577,8 @@ def connect(address: str, timeout: float = CLUSTER_SECONDS) -> Any:
 
 
 def check_cluster(client: Any, course_root: str, timeout: float = CLUSTER_SECONDS) -> int:
-    """Check that ``client``'s cluster has workers and that each imports the course from
-    ``course_root``; return how many workers there are, or raise :class:`ClusterError`."""
+    """How many workers ``client``'s cluster has, each importing the course from
+    ``course_root``; else :class:`ClusterError`."""
     address = client.scheduler.address
     fix = (
         f"start workers with `dask worker {address}` on machines where the course is at "

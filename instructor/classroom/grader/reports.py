@@ -21,9 +21,6 @@ In ``reports/`` (every CSV cell through :mod:`instructor.lms.csv_safety`):
 Every score comes from nbgrader's gradebook, read again when the reports are written
 (:func:`.course.from_gradebook`): a score given by hand in formgrader is in the next reports
 without grading anything again.
-
-Near copies are found by :mod:`instructor.similarity` (:func:`copy_report` of one
-assignment's notebooks, :func:`course_copies` of a course's).
 """
 
 from __future__ import annotations
@@ -70,20 +67,11 @@ def write_reports(
     copies: Mapping[str, list[CopyPair]] | None = None,
     penalties: Mapping[tuple[str, str], float] | None = None,
 ) -> list[HandInSummary]:
-    """Every report in ``folder`` (see the module docstring); return the summaries reported.
-
-    Args:
-        present_students: only these students are reported; None: every summary.
-        course: the nbgrader course: the scores read again from its gradebook and the late
-            penalties made (unless ``penalties`` says the caller did both), the students'
-            names, their LMS ids (``lms_students.json`` next to ``submitted/``), and the
-            near copies among its autograded notebooks (unless ``copies`` is given).
-            Without it the penalty column is empty, the exports carry student ids only
-            and no copies are looked for.
-        copies: assignment -> near copies, already found.
-        penalties: the late penalties of :func:`.course.late_penalties`, made by the
-            caller on scores it has read from the gradebook already.
-    """
+    """Every report in ``folder`` (see the module docstring) of ``present_students`` (None:
+    everyone); return the summaries reported. ``course`` gives the scores read again from
+    its gradebook and the late penalties (unless the caller passes ``penalties``, made on
+    scores it read already), the students' names and LMS ids, and the near copies (unless
+    ``copies`` is given); without it the exports carry student ids only, no penalties."""
     if present_students is not None:
         summaries = [s for s in summaries if s.student in present_students]
     folder.mkdir(parents=True, exist_ok=True)
@@ -103,18 +91,10 @@ def write_reports(
     grades: list[list[object]] = [list(GRADES_HEADER)]
     for summary in summaries:
         for name, record in summary.notebooks.items():
+            where = [summary.student, summary.assignment, name]
             for grade in sorted(record.cells or (), key=lambda g: g.cell):
-                grades.append(
-                    [
-                        summary.student,
-                        summary.assignment,
-                        name,
-                        grade.cell,
-                        grade.score,
-                        grade.max_score,
-                        cell_outcome(record, grade),
-                    ]
-                )
+                outcome = cell_outcome(record, grade)
+                grades.append([*where, grade.cell, grade.score, grade.max_score, outcome])
     write_rows(folder / "grades.csv", grades)
     write_rows(
         folder / "totals.csv",
@@ -134,7 +114,7 @@ def write_reports(
 
 
 def run_lines(graded: list[HandInSummary], skipped: int, seconds: float) -> list[str]:
-    """What a run did, for the log: outcomes, the integrity report's count, grader errors."""
+    """What a run did, for the log."""
     outcomes = Counter(record.outcome for s in graded for record in s.notebooks.values())
     flagged = sum(1 for summary in graded if attention(summary))
     errors = [s for s in graded if s.error]
@@ -177,14 +157,9 @@ def totals(
     summaries: list[HandInSummary],
     penalties: Mapping[tuple[str, str], float] | None = None,
 ) -> list[dict[str, float | str | None]]:
-    """The rows of ``totals.csv`` (``TOTALS_HEADER`` keys): per student, each assignment
-    (None where not handed in; ``late_penalty`` None where ``penalties`` is None), then
-    ``COURSE_TOTAL``. ``penalties``: (student, assignment) -> the late penalty.
-
-    ``awaiting_manual``: the points of cells that await a grader (written answers). Until
-    they are graded, ``score`` is the points so far and ``final`` is None (of the
-    assignment and of ``COURSE_TOTAL``): it is no grade yet, and the LMS exports leave it
-    empty."""
+    """The rows of ``totals.csv``: per student, each assignment (None where not handed in),
+    then ``COURSE_TOTAL``. While ``awaiting_manual`` points await a grader, ``final`` is None:
+    the score so far is no grade yet, and the LMS exports leave it empty."""
     maxima = _assignment_max(summaries)
     by_student: dict[str, dict[str, HandInSummary]] = {}
     for summary in summaries:
@@ -234,11 +209,8 @@ def write_exports(
     config: LmsConfig | None = None,
 ) -> list[Path]:
     """Each student's final points per assignment in each LMS's import format, in
-    ``folder`` (:func:`instructor.lms.export.write_exports`); ``names`` (student -> "First
-    Last") fills the name columns, ``identities`` ((student, assignment) -> who an LMS
-    download said the student is) the LMS's own ids, ``config`` (``lms.toml``) each
-    assignment's title and id in each LMS.
-    """
+    ``folder`` (:func:`instructor.lms.export.write_exports`), with the students' ``names``,
+    their LMS ``identities`` and each assignment's title and id in ``config``."""
     points = {
         (str(row["student"]), str(row["assignment"])): float(row["final"])  # type: ignore[arg-type]
         for row in totals(summaries, penalties)
@@ -265,9 +237,8 @@ def write_exports(
 
 
 def best_effort_checks(summaries: Iterable[HandInSummary]) -> dict[tuple[str, str], list[str]]:
-    """(assignment, notebook) -> the rules its tests measured inside the student's kernel
-    (``NotebookSummary.best_effort``), over every hand-in: the same tests ask them of every
-    student, so they describe the notebook, not a student."""
+    """(assignment, notebook) -> the rules its tests measured inside the student's kernel,
+    over every hand-in: they describe the notebook, not a student."""
     found: dict[tuple[str, str], set[str]] = {}
     for summary in summaries:
         for name, record in summary.notebooks.items():
@@ -318,9 +289,7 @@ def integrity_markdown(
     summaries: list[HandInSummary], copies: Mapping[str, list[CopyPair]] | None = None
 ) -> str:
     """The integrity report; ``copies``: assignment -> its near copies (:func:`copy_report`).
-    The answers awaiting a grader are listed after the hand-ins to read (they are no
-    integrity matter: no hand-in is flagged for them). It ends with each notebook's
-    best-effort checks (:func:`best_effort_checks`)."""
+    Answers awaiting a grader are listed apart: they are no integrity matter."""
     copies = copies or {}
     lines = ["# Integrity report", ""]
     flagged = []
@@ -413,10 +382,8 @@ def copy_report(
 def course_copies(
     course: NbgraderCourse, assignments: Iterable[str], students: Iterable[str]
 ) -> dict[str, list[CopyPair]]:
-    """assignment -> near copies among the autograded notebooks (``autograded/``, else the
-    submitted ones) of ``students``, against the course's source. Each notebook is read as
-    staging reads a hand-in (:func:`.integrity.read_submission_file`); an unreadable or
-    missing one is left out (reported elsewhere)."""
+    """assignment -> near copies among the autograded (else submitted) notebooks of
+    ``students``, read as staging reads them; an unreadable or missing one is left out."""
 
     def notebooks(paths: Iterable[Path]) -> list[NotebookNode]:
         readings = [read_submission_file(path) for path in paths if path.is_file()]

@@ -31,11 +31,8 @@ by :mod:`.session` and carried into the autograded notebook by :mod:`.pipeline`.
 
 
 class GraderEnvironmentError(RuntimeError):
-    """The kernel cannot load the grader's code: no submission can be graded here.
-
-    Raised by :mod:`.session`, caught by :mod:`.pipeline` and the command line; it lives here so
-    that the command line can name it without importing torch.
-    """
+    """The kernel cannot load the grader's code: no submission can be graded here (defined
+    here, so that the command line can name it without importing torch)."""
 
 
 class Outcome(StrEnum):
@@ -94,7 +91,6 @@ class ExecutionResult:
     notebook: dict[str, Any]
     """The executed notebook, cell for cell the sanitised one it was given."""
     outcome: Outcome = Outcome.OK
-    """``ok``, ``time limit``, ``kernel died`` or ``grader error``."""
     detail: str = ""
     zeroed: tuple[ZeroedTest, ...] = ()
     restored: tuple[str, ...] = ()

@@ -87,8 +87,7 @@ class ChangedInput:
     """The grader's object (a tensor, an array, a generator) as the test passed it."""
 
     def describe(self) -> str:
-        """The input, for a message: ``"of sliding_window_attention (a tensor of shape
-        (1024, 8))"``."""
+        """The input, for a message: ``"of f (a tensor of shape (1024, 8))"``."""
         what = self.original
         if isinstance(what, nn.Parameter):
             kind = f"a parameter of shape {tuple(what.shape)} of a layer it was given"
@@ -119,8 +118,7 @@ class Channel:
     changed: list[ChangedInput] = field(default_factory=list)
     """Inputs the kernel changed in place (never copied into the grader's objects)."""
     sent: dict[int, nn.Module] = field(default_factory=dict)
-    """The grader's modules sent to the kernel (``id`` -> module): a module the kernel
-    returns by such a handle is the grader's own object again."""
+    """The grader's modules sent (``id`` -> module): one sent back is the grader's own again."""
 
     def __deepcopy__(self, memo: dict) -> Channel:
         return self  # copies of a stand-in module share their kernel
@@ -247,11 +245,8 @@ class RemoteFunction:
 
 
 class RemoteModule(nn.Module):
-    """Stands for a module the kernel made; its ``forward`` is a probe.
-
-    A subclass made by :func:`remote_class` is also an instance of the torch layer the
-    kernel's record names, for the tests' structural checks; its ``forward`` is still this
-    one (first in the method order)."""
+    """Stands for a module the kernel made; its ``forward`` is a probe. A subclass made by
+    :func:`remote_class` is also an instance of the torch layer the kernel's record names."""
 
     def __init__(self, channel: Channel, handle: int, class_name: str) -> None:
         # Not super().__init__(): after this class, a posing subclass's method order reaches
@@ -275,8 +270,7 @@ class RemoteModule(nn.Module):
         return state, {name: m.training for name, m in self.named_modules()}
 
     def wire_reference(self, writer: wire.Writer) -> dict:
-        """How :class:`.wire.Writer` sends this module: a reference to the kernel's own
-        object, with the parameters and flags it has here."""
+        """How :class:`.wire.Writer` sends this module: the kernel's object, with this state."""
         state, training = self._state()
         return {
             "t": "module_ref",
@@ -504,8 +498,7 @@ def run_test(source: str, test_id: str, channel: Channel, probe_seconds: float) 
         )
     except Exception as failure:  # noqa: BLE001 - a failing test is a verdict, not a crash
         error = error_output(type(failure).__name__, str(failure))
-    text = printed.getvalue()
-    if text:
+    if text := printed.getvalue():
         verdict.outputs.append(new_output("stream", name="stdout", text=text))
     if error is not None:
         verdict.outputs.append(error)
