@@ -1,16 +1,11 @@
 """The nbgrader course the class grader works on: configuration, gradebook, late policy, state.
 
-- :class:`NbgraderCourse`: nbgrader's API, gradebook, released notebooks and sanitising
-  preprocessors for the course's ``nbgrader_config.py``; :meth:`~NbgraderCourse.register`
-  makes any gradebook know an assignment as ``solutions/`` defines it, with its due date.
-- :class:`Deadlines` (``c.Deadlines.due_dates``) and :class:`PerHourPenalty`
-  (``c.PerHourPenalty.percent_per_hour``, ``grace_minutes``), a ``LateSubmissionPlugin``.
-- What the reports read back from the gradebook, a grader's manual score included
-  (:func:`from_gradebook`, :func:`late_penalties`, :func:`student_names`).
-- :class:`GradebookWatch`: a score changed during a run, and not by the grader, raises
-  :class:`GradebookChanged` (without bubblewrap a kernel could reach the gradebook).
-- :class:`ResumeState`: ``.grading/state/<assignment>/<student>.json``; a hand-in whose
-  :func:`fingerprint` (its files and :func:`grading_context`) is recorded is not graded again.
+:class:`NbgraderCourse` wraps nbgrader's API for the course's ``nbgrader_config.py``;
+:class:`Deadlines` and :class:`PerHourPenalty` are configurable there. The reports read
+scores back from the gradebook, a grader's manual score included. :class:`GradebookWatch`
+raises :class:`GradebookChanged` when a score changes during a run and not by the grader
+(without bubblewrap a kernel could reach the gradebook). :class:`ResumeState` skips a
+hand-in whose :func:`fingerprint` is recorded.
 """
 
 from __future__ import annotations
@@ -52,16 +47,9 @@ Scores = tuple[float, float, tuple[CellGrade, ...]]
 
 
 def cell_grade(grade: Any) -> CellGrade:
-    """One ``nbgrader.api.Grade`` as a :class:`CellGrade`, a cell graded by hand told apart:
-
-    - a manual score set (formgrader, or ``Grade.manual_score`` through nbgrader's API):
-      ``GRADED``, the gradebook's score (the manual score, plus any extra credit);
-    - no autograder score and no manual one (a written answer, changed: nbgrader's
-      ``needs_manual_grade``): ``AWAITING``, no score (nbgrader's own sum counts it 0);
-    - a markdown answer cell the autograder scored (left as released: nbgrader's 0):
-      ``UNANSWERED``;
-    - anything else (a test cell): the autograder's score.
-    """
+    """One ``nbgrader.api.Grade`` as a :class:`CellGrade`: ``GRADED`` where a manual score
+    is set, ``AWAITING`` (no score, where nbgrader's sum counts 0) where neither score is,
+    ``UNANSWERED`` for a markdown answer the autograder scored (left as released)."""
     if grade.manual_score is not None:
         manual: Manual | None = Manual.GRADED
     elif grade.auto_score is None:
@@ -136,9 +124,7 @@ class NbgraderCourse:
         return self._api(staged=True)
 
     def late_plugin(self) -> Any:
-        """The late-submission plugin the course configures
-        (``AssignLatePenalties.plugin_class``: nbgrader's ``LateSubmissionPlugin`` unless
-        set, e.g. :class:`PerHourPenalty`), made as nbgrader's ``autograde`` makes it."""
+        """The course's late-submission plugin, made as nbgrader's ``autograde`` makes it."""
         from nbgrader.preprocessors import AssignLatePenalties
 
         assigner = AssignLatePenalties(config=self.api.config)
@@ -221,12 +207,9 @@ class NbgraderCourse:
         )
 
     def register(self, assignment: str) -> list[str]:
-        """Make the gradebook know ``assignment`` as its source defines it (notebooks, graded
-        cells, points, tests) and with its configured due date; return what was done.
-
-        nbgrader's ``generate_assignment`` runs only when the gradebook lacks the assignment
-        or differs from the source, with a temporary release folder. A due date removed from
-        the configuration is left as the gradebook has it.
+        """Make the gradebook know ``assignment`` as its source defines it and with its
+        configured due date; return what was done. nbgrader's ``generate_assignment`` runs
+        (into a temporary release folder) only where the gradebook differs from the source.
         """
         done: list[str] = []
         expected = self.grading_spec(assignment)
@@ -365,16 +348,10 @@ def _scores(gb: Any, name: str, assignment: str, student: str) -> Scores | None:
 def late_penalties(
     course: NbgraderCourse, summaries: list[HandInSummary]
 ) -> dict[tuple[str, str], float]:
-    """(student, assignment) -> the hand-in's late penalty, made now, and written into the
-    gradebook (0 where it has none; a hand-in not in the gradebook is left out).
-
-    nbgrader computes ``late_submission_penalty`` when it records a hand-in (autograde),
-    on the score of that moment: points given by hand later (formgrader) would count or
-    not depending on whether the hand-in was recorded again since. The one rule instead:
-    the course's late-submission plugin (:meth:`NbgraderCourse.late_plugin`) applied to
-    each notebook's current score and the submission's lateness in the gradebook, kept
-    within 0 and the score as nbgrader's ``AssignLatePenalties`` keeps it, and written as
-    the notebook's ``late_submission_penalty``, so that ``nbgrader export``, formgrader
+    """(student, assignment) -> the hand-in's late penalty, computed now from each
+    notebook's current score and written into the gradebook (a hand-in not in it is left
+    out). nbgrader computes it at autograde, on that moment's score, so points given by
+    hand later would count or not by chance; written here, ``nbgrader export``, formgrader
     and the feedback carry the penalty ``totals.csv`` does."""
     from nbgrader.api import MissingEntry
 
@@ -402,11 +379,8 @@ def late_penalties(
 
 
 def from_gradebook(course: NbgraderCourse, summaries: list[HandInSummary]) -> list[HandInSummary]:
-    """``summaries`` with each recorded notebook's scores read again from the gradebook,
-    which stays the record: a score a grader set by hand since (formgrader, or nbgrader's
-    API) is in them, and a written answer graded is no longer awaiting
-    (:func:`cell_grade`). A notebook the gradebook has no grades of keeps its recorded
-    scores."""
+    """``summaries`` with each notebook's scores read again from the gradebook, which stays
+    the record (scores set by hand since included); one it has no grades of keeps its own."""
     refreshed = []
     with course.gradebook() as gb:
         for summary in summaries:
@@ -455,12 +429,8 @@ Score = tuple[float | None, float | None, float | None]
 
 
 class GradebookWatch:
-    """The scores the gradebook must hold, kept up to date with what the grader records.
-
-    Args:
-        open_gradebook: opens the course's gradebook (a context manager).
-        assignments: the run's assignments; scores of others are not watched.
-    """
+    """The scores of ``assignments`` the gradebook must hold, kept up to date with what the
+    grader records; ``open_gradebook`` opens it (a context manager)."""
 
     def __init__(self, open_gradebook: Any, assignments: list[str]) -> None:
         self.open_gradebook = open_gradebook
@@ -535,9 +505,8 @@ class GradebookWatch:
 
 
 def grading_context(course: NbgraderCourse, assignment: str) -> str:
-    """A digest of what grades ``assignment``'s hand-ins: its released notebooks, the graded
-    cells of its source (tests and points), the gradebook URL, its due date and the late
-    policy."""
+    """A digest of what grades ``assignment``'s hand-ins: released notebooks, graded cells,
+    gradebook URL, due date and late policy."""
     digest = hashlib.sha256()
     release = course.release_folder(assignment)
     for path in sorted(release.glob("*.ipynb")):
@@ -555,8 +524,7 @@ def grading_context(course: NbgraderCourse, assignment: str) -> str:
 
 
 def fingerprint(folder: Path, context: str = "") -> str:
-    """A digest of every file under ``folder`` (names and contents), and of ``context``
-    (:func:`grading_context`)."""
+    """A digest of every file under ``folder`` and of ``context`` (:func:`grading_context`)."""
     digest = hashlib.sha256(context.encode())
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         digest.update(str(path.relative_to(folder)).encode())
@@ -576,9 +544,9 @@ class ResumeState:
     def is_recorded(self, hand_in: HandIn) -> bool:
         """Whether ``hand_in`` was recorded with the same files."""
         state = self.path(hand_in.student, hand_in.assignment)
-        if not state.exists():
-            return False
-        return json.loads(state.read_text()).get("fingerprint") == hand_in.fingerprint
+        return state.exists() and json.loads(state.read_text()).get("fingerprint") == (
+            hand_in.fingerprint
+        )
 
     def save(self, summary: HandInSummary) -> None:
         state = self.path(summary.student, summary.assignment)

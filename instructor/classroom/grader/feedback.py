@@ -50,10 +50,9 @@ def redacting(course: NbgraderCourse) -> NbgraderCourse:
 
 
 def feedback_for(root: Path, db_url: str | None, assignment: str, student: str) -> bool:
-    """nbgrader's ``generate_feedback`` for one hand-in (in a worker), hidden tests
-    redacted; whether it worked. It reads what the student wrote: inside the hand-in's
-    boundary (:func:`.pipeline.contain`), so one notebook's feedback failing is named
-    in the log ("feedback failed for ...") and the others are still written."""
+    """nbgrader's ``generate_feedback`` for one hand-in, hidden tests redacted; whether it
+    worked. It reads what the student wrote, so inside :func:`.records.contain`: one
+    failing does not stop the others."""
     done = contain(
         lambda: redacting(NbgraderCourse(root, db_url)).generate_feedback(assignment, student)
     )
@@ -108,9 +107,8 @@ def _code_lines(source: str) -> set[str]:
 
 
 def _redact_text(text: str, hidden: set[str], own_frame: bool, visible_count: int) -> str:
-    """``text`` (one traceback entry, or printed output) without the lines that quote hidden
-    code; in the test cell's own frame (``own_frame``) also every numbered line past the
-    visible part's ``visible_count`` lines."""
+    """``text`` without the lines that quote hidden code; in the test cell's own frame also
+    every numbered line past the visible part's ``visible_count`` lines."""
     kept: list[str] = []
     dropping = False
     for line in text.split("\n"):
@@ -182,9 +180,8 @@ class RedactFeedback(Preprocessor):
 
 
 def feedback_config() -> Config:
-    """nbgrader configuration whose ``generate_feedback`` redacts and sanitises: nbgrader
-    0.9's own two preprocessors, then :class:`RedactFeedback` and
-    :class:`.feedback.SanitiseNotebook`."""
+    """nbgrader configuration whose ``generate_feedback`` redacts and sanitises (nbgrader
+    0.9's own two preprocessors come first)."""
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import GetGrades
 
@@ -233,10 +230,8 @@ _HTML_ATTRIBUTES = {
 
 
 def clean_html(text: str) -> str:
-    """``text`` (HTML a student made) with only formatting left: ammonia's default tags
-    (no ``script``, ``style``, ``iframe``, ``object``, ``embed``, ``svg``, ``form``),
-    attributes (no ``on*``, no ``style``) and ``class``; links to ``http``, ``https`` and
-    ``mailto`` only; comments removed."""
+    """``text`` (HTML a student made) with only formatting left: ammonia's default tags and
+    attributes (no script, style, svg, form or ``on*``) and ``class``; safe links only."""
     return nh3.clean(
         text,
         attributes=_HTML_ATTRIBUTES,
@@ -247,8 +242,7 @@ def clean_html(text: str) -> str:
 
 
 def _tex_active(text: str) -> bool:
-    """Whether ``text`` (its character references read as a browser reads them) holds a
-    MathJax command of :data:`TEX_ACTIVE`."""
+    """Whether ``text``, or what a browser reads in it, holds a command of :data:`TEX_ACTIVE`."""
     return bool(TEX_ACTIVE.search(text) or TEX_ACTIVE.search(html.unescape(text)))
 
 
@@ -269,10 +263,8 @@ _LINK_URL = nh3.Cleaner(
 
 
 def _url_is_safe(url: str) -> bool:
-    """Whether ammonia keeps ``url`` (as nbconvert's markdown parser passes it) as a link:
-    ``http``, ``https``, ``mailto`` or relative (:func:`_relative_without_colon`). It reads
-    the URL as a browser reads a link's ``href``: character references, tabs and newlines,
-    leading spaces and the scheme's case do not hide ``javascript:``."""
+    """Whether ammonia keeps ``url`` as a link's ``href``; it reads the URL as a browser
+    does, so character references, tabs or case do not hide ``javascript:``."""
     link = '<a href="' + url.replace('"', "&quot;") + '"></a>'
     return "href=" in _LINK_URL.clean(link)  # the link without its href where it is dropped
 
@@ -285,57 +277,51 @@ def _outside_code(rendered: str) -> str:
     )
 
 
-class _Inspector:
-    """nbconvert's own markdown renderer, told to note what is not plain."""
+def _render_noting(source: str, attachments: dict[str, Any]) -> tuple[str, list[str]]:
+    """Markdown ``source`` as nbconvert's own renderer writes it, and what it found in it
+    that is not plain."""
+    from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 
-    def __init__(self, attachments: dict[str, Any]) -> None:
-        from nbconvert.filters.markdown_mistune import IPythonRenderer
+    found: list[str] = []
 
-        found: list[str] = []
+    class Noting(IPythonRenderer):
+        def block_html(self, html: str) -> str:
+            found.append("raw HTML")
+            return ""
 
-        class Noting(IPythonRenderer):
-            def block_html(self, html: str) -> str:
-                found.append("raw HTML")
+        inline_html = block_html
+
+        def link(self, text: str, url: str, title: str | None = None) -> str:
+            if not _url_is_safe(url):
+                found.append(f"a link to {url[:40]!r}")
+            return super().link(text, url, title)
+
+        def image(self, text: str, url: str, title: str | None = None) -> str:
+            # nbconvert embeds one of the cell's attachments as a data: URL.
+            attached = url.startswith(ATTACHMENT) and url[len(ATTACHMENT) :] in attachments
+            if not attached and not _url_is_safe(url):
+                found.append(f"an image from {url[:40]!r}")
+            return ""
+
+        def block_code(self, code: str, info: str | None = None) -> str:
+            if info and info.strip().lower().startswith("mermaid"):
+                found.append("a mermaid block")
                 return ""
+            return super().block_code(code, info)
 
-            inline_html = block_html
+    def noting_formulas(render: Callable[..., str]) -> Callable[..., str]:
+        def checked(renderer: IPythonRenderer, *texts: str) -> str:
+            if _tex_active("".join(texts)):
+                found.append("a MathJax command")
+            return render(renderer, *texts)
 
-            def link(self, text: str, url: str, title: str | None = None) -> str:
-                if not _url_is_safe(url):
-                    found.append(f"a link to {url[:40]!r}")
-                return super().link(text, url, title)
+        return checked
 
-            def image(self, text: str, url: str, title: str | None = None) -> str:
-                # nbconvert embeds one of the cell's attachments as a data: URL.
-                attached = url.startswith(ATTACHMENT) and url[len(ATTACHMENT) :] in attachments
-                if not attached and not _url_is_safe(url):
-                    found.append(f"an image from {url[:40]!r}")
-                return ""
-
-            def block_code(self, code: str, info: str | None = None) -> str:
-                if info and info.strip().lower().startswith("mermaid"):
-                    found.append("a mermaid block")
-                    return ""
-                return super().block_code(code, info)
-
-        def noting_formulas(render: Callable[..., str]) -> Callable[..., str]:
-            def checked(renderer: IPythonRenderer, *texts: str) -> str:
-                if _tex_active("".join(texts)):
-                    found.append("a MathJax command")
-                return render(renderer, *texts)
-
-            return checked
-
-        # Every piece of text MathJax would typeset: prose, formulas, LaTeX environments.
-        for method in ("text", "block_math", "inline_math", "latex_environment"):
-            setattr(Noting, method, noting_formulas(getattr(IPythonRenderer, method)))
-        self.found = found
-        self.renderer = Noting(escape=False, attachments=attachments)
-
-    def render(self, source: str) -> str:
-        from nbconvert.filters.markdown_mistune import MarkdownWithMath
-
-        return MarkdownWithMath(renderer=self.renderer).render(source)
+    # Every piece of text MathJax would typeset: prose, formulas, LaTeX environments.
+    for method in ("text", "block_math", "inline_math", "latex_environment"):
+        setattr(Noting, method, noting_formulas(getattr(IPythonRenderer, method)))
+    renderer = Noting(escape=False, attachments=attachments)
+    return MarkdownWithMath(renderer=renderer).render(source), found
 
 
 def markdown_is_plain(source: str, attachments: dict[str, Any] | None = None) -> bool:
@@ -343,19 +329,17 @@ def markdown_is_plain(source: str, attachments: dict[str, Any] | None = None) ->
     nothing active: see the module docstring."""
     if not any(mark in source for mark in ("<", ":", "\\", "`", "~", "&", "]")):
         return True  # no tag, link, URL, command, entity or fenced block: nothing to look at
-    inspector = _Inspector(dict(attachments or {}))
     try:
-        rendered = inspector.render(source)
+        rendered, found = _render_noting(source, dict(attachments or {}))
     except Exception:  # noqa: BLE001 - what nbconvert cannot render is shown as text
         return False
     # What the renderer wrote outside raw HTML (noted above) is formatting; its text is
     # read once more as the browser gets it, where MathJax would typeset a command.
-    return not inspector.found and not _tex_active(_outside_code(rendered))
+    return not found and not _tex_active(_outside_code(rendered))
 
 
 def inert_markdown(source: str) -> str:
-    """``source`` as markdown that shows it verbatim: :data:`SHOWN_AS_TEXT`, then a fenced
-    code block longer than any run of backticks in it (nothing in it can close it)."""
+    """``source`` shown verbatim, in a fence longer than any backtick run in it."""
     longest = max((len(run) for run in re.findall(r"`+", source)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{SHOWN_AS_TEXT}\n\n{fence}text\n{source}\n{fence}"
@@ -371,8 +355,8 @@ def _is_number(value: Any) -> bool:
 
 def _clean_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     """An output's metadata without what nbconvert writes into a tag unquoted or as a
-    path: ``width``/``height`` only as numbers, no ``filenames``; no ``isolated`` (an
-    iframe of its own: the cleaned HTML is shown in the page, where it is read)."""
+    path (``width``/``height`` only as numbers, no ``filenames``), nor ``isolated`` (its
+    own iframe would escape the cleaned page)."""
     cleaned: dict[str, Any] = {}
     for key, value in metadata.items():
         if key in ("filenames", "isolated"):
@@ -482,8 +466,7 @@ def sanitise_cell(cell: NotebookNode) -> NotebookNode:
 
 
 def sanitise_notebook(nb: NotebookNode) -> NotebookNode:
-    """Every cell made inert, and the widget state nbconvert would load removed (changed
-    in place, and returned)."""
+    """Every cell made inert, and the widget state nbconvert would load removed (in place)."""
     if isinstance(nb.get("metadata"), dict):
         nb["metadata"].pop("widgets", None)
     for cell in nb.get("cells", []):
