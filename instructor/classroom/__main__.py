@@ -53,9 +53,19 @@ def main(argv: list[str] | None = None) -> int:
         help="instead of --lms: a regex for the names in the zip, with (?P<student>...) and "
         "(?P<notebook>...), optionally (?P<timestamp>...)",
     )
-    grade.add_argument("--replace", action="store_true", help="--zip may overwrite submitted files")
-    grade.add_argument("--zip-times", action="store_true", help="zip entry times are hand-in times")
-    grade.add_argument("--times", type=Path, help="an LMS CSV of hand-in times: student, time")
+    grade.add_argument(
+        "--replace", action="store_true", help="--zip may overwrite different submitted files"
+    )
+    grade.add_argument(
+        "--zip-times",
+        action="store_true",
+        help="take the zip entries' times as submission times (Canvas, Moodle, plain)",
+    )
+    grade.add_argument(
+        "--times",
+        type=Path,
+        help="a CSV of submission times exported from the LMS: columns student, time",
+    )
     grade.add_argument(
         "--max-file-mib",
         type=_positive_mib,
@@ -82,7 +92,11 @@ def main(argv: list[str] | None = None) -> int:
         help="grade (again) only this student; repeat for several",
     )
     grade.add_argument("--no-feedback", action="store_true", help="skip the feedback HTML")
-    grade.add_argument("--figures", action="store_true", help="draw figures, not only their text")
+    grade.add_argument(
+        "--figures",
+        action="store_true",
+        help="draw the figures into the autograded notebooks (default: their text only)",
+    )
     grade.add_argument("--timeout", type=float, default=Limits.wall_seconds, help="s/notebook")
     grade.add_argument("--cell-timeout", type=int, default=Limits.cell_seconds, help="s/cell")
     grade.add_argument("--memory", type=int, default=Limits.memory_mib, help="MiB/process")
