@@ -3,9 +3,9 @@
 Per assignment, temporary nbgrader courses are built from ``solutions/``:
 
 - a *reference* course grades the complete reference solution, the untouched student
-  version, the reference solution without its demo cells and one wrong answer, with the
-  ``nbgrader autograde`` command an instructor types (``support.graded_class``'s
-  ``reference_course``, whose feedback ``test_feedback_leaks.py`` also reads);
+  version and one wrong answer, with the ``nbgrader autograde`` command an instructor
+  types (``support.graded_class``'s ``reference_course``, whose feedback
+  ``test_feedback_leaks.py`` also reads);
 - *case* courses grade the answers of ``tests/grading_cases/<assignment>.py``. Each
   submission is the reference solution with a few solution cells replaced by cases of
   different, independent functions (``instructor.grading_cases.pack``), so one kernel start grades
@@ -238,10 +238,14 @@ def test_every_graded_function_has_enough_cases(assignment: str, graded_course) 
     )
 
 
-@by_assignment
+@pytest.mark.parametrize(
+    "assignment",
+    [pytest.param(a, marks=pytest.mark.xdist_group(f"{a}-0")) for a in ASSIGNMENTS],
+)
 def test_solution_without_demo_cells_scores_full_marks(assignment: str, graded_course) -> None:
-    """The form in which the cases are graded loses no points by itself."""
-    scores = graded_course(assignment).scores(TRIMMED_SOLUTION)
+    """The form in which the cases are graded loses no points by itself (graded, as the
+    cases are, by the class grader: the first case course holds it)."""
+    scores = graded_course(assignment, 0).scores(TRIMMED_SOLUTION)
     lost = lost_points(assignment, scores)
     assert not lost, f"without its demo cells the reference solution loses {lost}"
 

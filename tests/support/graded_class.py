@@ -177,15 +177,15 @@ def reference_course(tmp_path_factory: pytest.TempPathFactory, assignment: str) 
     """``assignment``'s reference course, built once per test process (its tests are in
     :func:`reference_group`) and graded with ``nbgrader autograde``, the instructor's
     command: the reference solution (:data:`SOLUTION`), the untouched student version
-    (:data:`STUB`), the reference solution without its demo cells (:data:`TRIMMED_SOLUTION`)
-    and one wrong answer in that form (:data:`WRONG`, :func:`wrong_case`)."""
+    (:data:`STUB`) and one wrong answer in the reference solution without its demo cells
+    (:data:`WRONG`, :func:`wrong_case`). That form itself (:data:`TRIMMED_SOLUTION`) is graded
+    by the class grader, which grades the cases in it (``tests/course/test_autograde.py``)."""
     if assignment not in _REFERENCE_COURSES:
         course = generated(tmp_path_factory, assignment).clone(
             tmp_path_factory.mktemp(f"{assignment}-reference")
         )
         course.submit(SOLUTION, course.solved())
         course.submit(STUB, course.released())
-        course.submit(TRIMMED_SOLUTION, course.solved(demos=False))
         case = wrong_case(assignment)
         course.submit(WRONG, course.solved({case.function: case.source}, demos=False))
         course.autograde(command_line=True)

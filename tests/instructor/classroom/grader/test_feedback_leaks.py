@@ -8,9 +8,9 @@ version and one wrong answer of ``tests/grading_cases`` (one with a promised mes
 there is one). Then the class grader's feedback step (``feedback.feedback_for``:
 nbgrader's ``generate_feedback`` with :class:`RedactFeedback`) writes their HTML, which is
 searched for every hidden test line and every reference-solution line that the student did
-not write themselves and the student version does not show. The reference solution and the
-wrong answer have their ungraded demo cells emptied (``demos=False``): they never touch the
-tests; the untouched student version is the release as it is.
+not write themselves and the student version does not show. The wrong answer has its
+ungraded demo cells emptied (``demos=False``): they never touch the tests; the reference
+solution and the untouched student version are as they are.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from instructor.classroom.grader.feedback import (
 )
 from instructor.scratch_course import ScratchCourse
 from support.graded_class import (
+    SOLUTION,
     STUB,
-    TRIMMED_SOLUTION,
     WRONG,
     reference_course,
     reference_group,
@@ -56,7 +56,7 @@ def graded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     notebook_id: str = request.param
     # The course test_autograde.py reads too (same xdist group: built once, on one worker).
     course = reference_course(tmp_path_factory, notebook_id)
-    students = {"reference": TRIMMED_SOLUTION, "untouched": STUB, "wrong": WRONG}
+    students = {"reference": SOLUTION, "untouched": STUB, "wrong": WRONG}
     folder = course.root / "submitted"
     class_ = {
         kind: nbformat.read(folder / student / notebook_id / course.notebook_name, 4)
