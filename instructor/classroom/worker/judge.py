@@ -447,7 +447,7 @@ def error_output(ename: str, evalue: str) -> NotebookNode:
     return new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
 
-def run_test(source: str, test_id: str, channel: Channel, probe_seconds: float) -> TestVerdict:
+def run_test(source: str, test_id: str, channel: Channel) -> TestVerdict:
     """Run the test cell ``source`` (``grade_id`` ``test_id``) against ``channel``'s kernel;
     the verdict's outputs are what nbgrader scores: the text printed, an error if it raised."""
     # The worker's own torch keeps to one thread, as the kernels do: with one thread per

@@ -372,7 +372,7 @@ class KernelSession:
         """Judge the test cell ``cell``, the notebook's cell ``index``."""
         self.loop = asyncio.get_running_loop()
         verdict = await self.loop.run_in_executor(
-            self.tests, run_test, cell.source, anatomy.grade_id(cell), self.channel, self.seconds
+            self.tests, run_test, cell.source, anatomy.grade_id(cell), self.channel
         )
         cell.outputs = verdict.outputs
         self.verdicts[index] = verdict

@@ -32,7 +32,7 @@ def test_free_names_are_what_the_cell_reads_and_never_binds() -> None:
 
 def test_a_right_answer_passes_with_what_the_test_printed(kernel, channel) -> None:
     kernel["double"] = lambda x: 2 * x
-    verdict = run_test(TEST, "test_double", channel, 10)
+    verdict = run_test(TEST, "test_double", channel)
     assert verdict.passed and verdict.probes == 1
     assert [o.output_type for o in verdict.outputs] == ["stream"]
     assert verdict.outputs[0].text == "double: tests passed\n"
@@ -40,14 +40,14 @@ def test_a_right_answer_passes_with_what_the_test_printed(kernel, channel) -> No
 
 def test_a_wrong_answer_fails_with_the_test_s_own_message(kernel, channel) -> None:
     kernel["double"] = lambda x: x
-    verdict = run_test(TEST, "test_double", channel, 10)
+    verdict = run_test(TEST, "test_double", channel)
     assert not verdict.passed
     (error,) = verdict.outputs
     assert error.ename == "AssertionError" and "x was not doubled" in error.evalue
 
 
 def test_an_undefined_function_fails_with_name_error(kernel, channel) -> None:
-    verdict = run_test(TEST, "test_double", channel, 10)
+    verdict = run_test(TEST, "test_double", channel)
     assert not verdict.passed and verdict.outputs[-1].ename == "NameError"
 
 
@@ -60,14 +60,14 @@ def test_a_result_that_lies_about_itself_is_only_data(kernel, channel) -> None:
             return super().__torch_function__(func, types, args, kwargs or {})
 
     kernel["double"] = lambda x: torch.zeros(3).as_subclass(AlwaysClose)
-    verdict = run_test(TEST, "test_double", channel, 10)
+    verdict = run_test(TEST, "test_double", channel)
     assert not verdict.passed and "x was not doubled" not in verdict.outputs[-1].evalue
 
 
 def test_an_answer_that_breaks_the_protocol_is_named(kernel, channel, monkeypatch) -> None:
     kernel["double"] = lambda x: 2 * x
     monkeypatch.setattr(probe_kernel, "answer", lambda folder: None)
-    verdict = run_test(TEST, "test_double", channel, 10)
+    verdict = run_test(TEST, "test_double", channel)
     assert not verdict.passed and verdict.broken_protocol
     assert verdict.outputs[-1].ename == "GraderProtocolError"
 
@@ -99,7 +99,7 @@ def test_no_class_of_the_hidden_part_is_sent_into_the_kernel(kernel, channel) ->
     """A module of the visible part's class is rebuilt in the kernel from its source; one of
     the hidden part's never leaves the grader: no request folder holds its code."""
     kernel["apply"] = lambda layer, x: layer(x)
-    verdict = run_test(MODULE_TEST, "test_apply", channel, 10)
+    verdict = run_test(MODULE_TEST, "test_apply", channel)
     assert verdict.outputs[0].text.startswith("tensor([1., 1.])\napply: tests passed\n")
     assert not verdict.passed and verdict.outputs[-1].ename == "TypeError"
     sent = "".join(path.read_text() for path in channel.root.rglob("message.json"))
@@ -129,7 +129,7 @@ def test_an_input_changed_in_place_fails_with_check_unchanged_s_own_message(
     """Where the cell checks the input, with that check's message (as in the kernel)."""
     kernel["double"] = _doubles_and_zeroes
     source = UNCHANGED_TEST.format(check='check_unchanged(torch.arange(3.0), x, "x")\n')
-    verdict = run_test(source, "test_double", channel, 10)
+    verdict = run_test(source, "test_double", channel)
     (error,) = verdict.outputs
     assert not verdict.passed and error.ename == "AssertionError"
     assert error.evalue.startswith("The input x was modified in place. Graded functions must")
@@ -139,14 +139,14 @@ def test_an_input_changed_in_place_fails_a_cell_that_does_not_check_it(kernel, c
     """The expected answer comes from the grader's own x (the kernel's zeroed copy would
     make it zeros); the change still fails the test, naming the function."""
     kernel["double"] = _doubles_and_zeroes
-    verdict = run_test(UNCHANGED_TEST.format(check=""), "test_double", channel, 10)
+    verdict = run_test(UNCHANGED_TEST.format(check=""), "test_double", channel)
     (error,) = verdict.outputs
     assert not verdict.passed and error.ename == "AssertionError"
     assert error.evalue.startswith(
         "The input of double (a tensor of shape (3,)) was modified in place."
     )
     kernel["double"] = lambda x: 2 * x  # the record is per test cell
-    assert run_test(UNCHANGED_TEST.format(check=""), "test_double", channel, 10).passed
+    assert run_test(UNCHANGED_TEST.format(check=""), "test_double", channel).passed
 
 
 MEASURED_TEST = """\
@@ -159,10 +159,10 @@ check_largest_tensor(double, (torch.ones(4),), max_numel=100, name="double")
 
 def test_a_measurement_decided_from_outside_too_is_not_best_effort(kernel, channel) -> None:
     kernel["double"] = lambda x: 2 * x
-    alone = run_test(MEASURED_TEST.format(outside=""), "test_double", channel, 10)
+    alone = run_test(MEASURED_TEST.format(outside=""), "test_double", channel)
     assert alone.passed and alone.best_effort == ["largest_tensor"]
     outside = 'check_without_n_by_n(double, (torch.ones(4),), 4, "double")\n'
-    both = run_test(MEASURED_TEST.format(outside=outside), "test_double", channel, 10)
+    both = run_test(MEASURED_TEST.format(outside=outside), "test_double", channel)
     assert both.passed and both.best_effort == []
 
 
@@ -191,10 +191,10 @@ def test_the_loop_rule_is_decided_by_a_time_limit_the_grader_keeps(
         answer(code, seconds)
 
     monkeypatch.setattr(channel, "run", run)
-    verdict = run_test(LOOP_TEST, "test_prefix", channel, 10)
+    verdict = run_test(LOOP_TEST, "test_prefix", channel)
     assert verdict.passed and verdict.outputs[0].text == "64\n"
     assert verdict.best_effort == [] and limits.count(2) == 1
     kernel_is_slow = True  # a loop the kernel's count says is none (a forged count)
-    verdict = run_test(LOOP_TEST, "test_prefix", channel, 10)
+    verdict = run_test(LOOP_TEST, "test_prefix", channel)
     assert not verdict.passed and not verdict.stopped
     assert verdict.outputs[-1].evalue.startswith("prefix did not end within 2 s")

@@ -159,7 +159,7 @@ def test_a_graded_cell_measures_in_the_kernel_and_leaves_helpers_checks_as_it_wa
 
     monkeypatch.setattr(channel, "run", run)
     before = dict(vars(checks))
-    verdict = run_test(CELL, "test_double", channel, 10)
+    verdict = run_test(CELL, "test_double", channel)
     assert verdict.passed, verdict.outputs
     # Measured in the kernel: each measurement was asked for there (the count for both
     # lengths), and the time limit of check_without_loop_over_positions was the probe's own.
