@@ -90,18 +90,21 @@ class NbgraderCourse:
             config.CourseDirectory.db_url = self.db_url
         if staged:
             from nbgrader.converters import Autograde
+            from nbgrader.preprocessors import Execute
 
             from instructor.classroom.grader.feedback import SanitiseNotebook
             from instructor.classroom.grader.pipeline import ReplayExecute
 
             config.CourseDirectory.submitted_directory = STAGING_FOLDER
-            # nbgrader's own list with ReplayExecute for its Execute, and SanitiseNotebook
-            # last, after the scores are saved: the autograded notebook formgrader shows
-            # holds nothing that runs in the instructor's browser.
+            # nbgrader's own list with ReplayExecute for its Execute (which would run the
+            # student's code here, unsandboxed), and SanitiseNotebook last, after the scores
+            # are saved: the autograded notebook formgrader shows holds nothing that runs in
+            # the instructor's browser.
             defaults = Autograde.class_traits()["autograde_preprocessors"].default()
+            if Execute not in defaults:
+                raise RuntimeError(f"nbgrader's autograde steps have no Execute: {defaults}")
             config.Autograde.autograde_preprocessors = [
-                ReplayExecute,
-                *defaults[1:],
+                *(ReplayExecute if step is Execute else step for step in defaults),
                 SanitiseNotebook,
             ]
         return config

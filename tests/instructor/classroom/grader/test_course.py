@@ -9,6 +9,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 from nbgrader.plugins import LateSubmissionPlugin
+from nbgrader.preprocessors import Execute
 
 from instructor import anatomy, registry
 from instructor.classroom.grader.course import STAGING_FOLDER, NbgraderCourse, PerHourPenalty
@@ -27,7 +28,9 @@ def test_the_course_is_read_from_its_config(course: ScratchCourse) -> None:
 
 def test_the_recording_api_replays_on_the_staged_copies(course: ScratchCourse) -> None:
     api = NbgraderCourse(course.root, db_url="sqlite:///elsewhere.db").recording_api
-    assert api.config.Autograde.autograde_preprocessors[0] is ReplayExecute
+    steps = api.config.Autograde.autograde_preprocessors
+    assert steps[0] is ReplayExecute
+    assert Execute not in steps, "nbgrader's Execute would run the student's code unsandboxed"
     assert api.coursedir.submitted_directory == STAGING_FOLDER
     assert api.coursedir.db_url == "sqlite:///elsewhere.db"
 
