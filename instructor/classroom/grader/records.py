@@ -331,16 +331,12 @@ class Unreadable:
     def note(self) -> str:
         return f"unreadable: {self.why}"
 
-    @classmethod
-    def of(cls, error: BaseException) -> Unreadable:
-        lines = str(error).strip().splitlines()
-        message = lines[0][:_WHY_CHARS] if lines else ""
-        return cls(f"{type(error).__name__}: {message}" if message else type(error).__name__)
-
 
 def contain(step: Callable[[], T]) -> T | Unreadable:
     """``step()``, or why it failed: any :class:`Exception` it raises is the hand-in's."""
     try:
         return step()
     except Exception as error:  # noqa: BLE001 - whatever a hand-in holds ends in its own 0
-        return Unreadable.of(error)
+        lines = str(error).strip().splitlines()
+        message = lines[0][:_WHY_CHARS] if lines else ""
+        return Unreadable(f"{type(error).__name__}: {message}" if message else type(error).__name__)

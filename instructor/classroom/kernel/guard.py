@@ -259,11 +259,6 @@ class SysWatch:
         self.hooks = {n: getattr(sys, n) for n in SYS_HOOKS}
         self.meta_path = list(sys.meta_path)
 
-    @property
-    def stdout(self):
-        """The kernel's own stdout, whatever the notebook did to ``sys.stdout``."""
-        return self.hooks["stdout"]
-
     def differences(self, restore: bool) -> list[str]:
         found = _replaced(sys, vars(sys), self.hooks, "sys.", restore)
         if list(sys.meta_path) != self.meta_path:
@@ -311,10 +306,6 @@ class Guard:
         self.sys = SysWatch()
         self.watchers = (ModuleWatch(), ClassWatch(), ShellWatch(), self.sys, ThreadWatch())
 
-    def differences(self, restore: bool) -> list[str]:
-        """What differs from the snapshots (and, with ``restore``, put it back)."""
-        return [item for watcher in self.watchers for item in watcher.differences(restore)]
-
 
 _guard: Guard | None = None
 
@@ -342,9 +333,9 @@ def check(phase: str, test: str, nonce: str) -> None:
 
     Prints one JSON line that the grader reads from this cell's output.
     """
-    found = _guard.differences(restore=True)
+    found = [item for watcher in _guard.watchers for item in watcher.differences(restore=True)]
     events = _guard.audit.take()
     report = {"nonce": nonce, "phase": phase, "test": test, "found": found, "events": events}
-    stdout = _guard.sys.stdout
+    stdout = _guard.sys.hooks["stdout"]  # the kernel's own, whatever the notebook's sys.stdout
     stdout.write(REPORT_PREFIX + json.dumps(report) + "\n")
     stdout.flush()

@@ -15,6 +15,7 @@ kernel sees only now.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -149,26 +150,11 @@ def _namespace() -> dict[str, Any]:
 
 
 def _built(handle: Any, state: list, training: list, reader: wire.Reader) -> torch.nn.Module:
-    """A module an earlier probe built, given the grader's state for it."""
+    """A module an earlier probe built, given the grader's parameters, buffers and
+    train/eval flags for it."""
     module = _MODULES.get(handle)
     if module is None:
         raise LookupError("the grader asked for a module this kernel did not build")
-    _load_state(module, state, training, reader)
-    return module
-
-
-def _target(request: Request, reader: wire.Reader) -> Any:
-    if request.handle is not None:
-        return _built(request.handle, request.state, request.training, reader)
-    name = request.name
-    namespace = _namespace()
-    if name not in namespace:
-        raise NameError(f"name {name!r} is not defined")
-    return namespace[name]
-
-
-def _load_state(module: torch.nn.Module, state: list, training: list, reader: wire.Reader) -> None:
-    """Give ``module`` the grader's parameters, buffers and train/eval flags."""
     for name, record in state:
         owner_path, _, leaf = name.rpartition(".")
         owner = module.get_submodule(owner_path)
@@ -183,6 +169,17 @@ def _load_state(module: torch.nn.Module, state: list, training: list, reader: wi
             owner._buffers[leaf] = value
     for path, flag in training:
         module.get_submodule(path).training = bool(flag)
+    return module
+
+
+def _target(request: Request, reader: wire.Reader) -> Any:
+    if request.handle is not None:
+        return _built(request.handle, request.state, request.training, reader)
+    name = request.name
+    namespace = _namespace()
+    if name not in namespace:
+        raise NameError(f"name {name!r} is not defined")
+    return namespace[name]
 
 
 def rebuild(record: dict, reader: wire.Reader) -> torch.nn.Module:
@@ -248,14 +245,7 @@ def answer(folder: str) -> None:
             kwargs = {str(k): reader.value(r) for k, r in request.kwargs}
             reader.track = False
             inputs = reader.tracked
-            before = [
-                t.detach().clone()
-                if isinstance(t, torch.Tensor)
-                else np.copy(t)
-                if isinstance(t, np.ndarray)
-                else None
-                for t in inputs
-            ]
+            before = copy.deepcopy(inputs)
             if request.rng is not None:
                 torch.set_rng_state(reader.value(request.rng))
             result, measured = _call(target, args, kwargs, request.measure)

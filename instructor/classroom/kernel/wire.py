@@ -401,7 +401,12 @@ def fill_module(module: torch.nn.Module, record: dict, reader: Reader) -> torch.
         if not isinstance(record.get(key), dict):
             raise WireError(f"a module record without {key}")
         for name in record[key]:
-            _check_name(module, name, taken)
+            shown = str(name)[:60]
+            usable = (name.isidentifier() or name.isdigit()) and not name.startswith("__")
+            if not usable or name in taken:
+                raise WireError(f"a module record names {shown!r}, which the module already has")
+            if hasattr(type(module), name) and not is_plain(getattr(type(module), name)):
+                raise WireError(f"a module record names {shown!r}, which would replace its class's")
             taken.add(name)
     for name, value in record["attrs"].items():
         shown = str(name)[:60]
@@ -409,33 +414,21 @@ def fill_module(module: torch.nn.Module, record: dict, reader: Reader) -> torch.
         if not is_plain(plain):
             raise WireError(f"a module attribute {shown!r} that is not a plain value")
         object.__setattr__(module, name, plain)
-    for name, value in record["params"].items():
-        tensor = None if value is None else reader.value(value)
-        if tensor is not None and not isinstance(tensor, torch.Tensor):
-            raise WireError(f"parameter {name} is not a tensor")
-        parameter = None if tensor is None else torch.nn.Parameter(tensor, tensor.requires_grad)
-        module.register_parameter(str(name), parameter)
-    for name, value in record["buffers"].items():
-        tensor = None if value is None else reader.value(value)
-        if tensor is not None and not isinstance(tensor, torch.Tensor):
-            raise WireError(f"buffer {name} is not a tensor")
-        module.register_buffer(str(name), tensor)
-    for name, child in record["children"].items():
-        sub = None if child is None else reader.value(child)
-        if sub is not None and not isinstance(sub, torch.nn.Module):
-            raise WireError(f"child {name} is not a module")
-        module.add_module(str(name), sub)
+    adders = {
+        "params": (torch.Tensor, module.register_parameter),
+        "buffers": (torch.Tensor, module.register_buffer),
+        "children": (torch.nn.Module, module.add_module),
+    }
+    for key, (kind, add) in adders.items():
+        for name, value in record[key].items():
+            item = None if value is None else reader.value(value)
+            if item is not None and not isinstance(item, kind):
+                raise WireError(f"{key}: {str(name)[:60]!r} is not a {kind.__name__}")
+            if key == "params" and item is not None:
+                item = torch.nn.Parameter(item, item.requires_grad)
+            add(str(name), item)
     module.training = bool(record.get("training", True))
     return module
-
-
-def _check_name(module: torch.nn.Module, name: str, taken: set[str]) -> None:
-    """Refuse a name of a module record that is not new to the bare module and its class."""
-    shown = str(name)[:60]
-    if not (name.isidentifier() or name.isdigit()) or name.startswith("__") or name in taken:
-        raise WireError(f"a module record names {shown!r}, which the module already has")
-    if hasattr(type(module), name) and not is_plain(getattr(type(module), name)):
-        raise WireError(f"a module record names {shown!r}, which would replace its class's")
 
 
 def known_layer(class_name: Any) -> type | None:
