@@ -53,16 +53,6 @@ def sandbox_uid() -> int:
     return FIRST_UID + secrets.randbelow(30000)
 
 
-def _user_tasks() -> int:
-    """Processes and threads of this user id now (they count against RLIMIT_NPROC)."""
-    uid, count = os.getuid(), 0
-    for process in psutil.process_iter(["uids", "num_threads"]):
-        uids = process.info["uids"]
-        if uids is not None and uids.real == uid:
-            count += process.info["num_threads"] or 0
-    return count
-
-
 @dataclass(frozen=True)
 class Limits:
     """Resource limits of one notebook's execution."""
@@ -98,10 +88,7 @@ def isolation() -> Isolation:
     """
     if os.environ.get("COURSE_SANDBOX", "") == "none":
         return Isolation.NONE
-    bwrap = shutil.which("bwrap")
-    if bwrap is None or not sys.platform.startswith("linux"):
-        return Isolation.NONE
-    trial = [bwrap, "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "true"]
+    trial = ["bwrap", "--ro-bind", "/", "/", "--unshare-net", "--unshare-pid", "true"]
     return Isolation.BWRAP if _succeeds(trial) else Isolation.NONE
 
 
@@ -123,9 +110,7 @@ def kernels_leave_root() -> bool:
 def _unshare_ipc() -> bool:
     """Whether a kernel can have an IPC namespace of its own without bubblewrap (as root,
     with util-linux's ``unshare``): a trial run, once."""
-    if os.geteuid() != 0 or shutil.which("unshare") is None:
-        return False
-    return _succeeds(["unshare", "--ipc", "true"])
+    return os.geteuid() == 0 and _succeeds(["unshare", "--ipc", "true"])
 
 
 def isolation_note() -> str:
@@ -142,30 +127,19 @@ def isolation_note() -> str:
     return note
 
 
-def _python_paths() -> list[Path]:
-    """Folders the kernel needs to read: the interpreter, the environment, the
-    student and instructor packages."""
-    import helpers
-    import instructor
-
-    paths = {
-        Path(sys.base_prefix),
-        Path(sys.prefix),
-        Path(helpers.__file__).resolve().parent,
-        Path(instructor.__file__).resolve().parent,
-        Path(os.path.realpath(sys.executable)).parent.parent,
-    }
-    return sorted(paths)
-
-
 def rlimits(limits: Limits, own_uid: bool) -> dict[str, int]:
     """A kernel's resource limits by ``prlimit``'s option names (``RLIMIT_`` + the name in
     capitals, in :mod:`resource`), in bytes, seconds and counts. No POSIX message queue at
     all: a queue outlives its process and, without an IPC namespace of the kernel's own, the
     next kernel could read it."""
     mib = 1024 * 1024
-    # Without a user id of its own, the kernel shares the count with the grader's processes.
-    processes = limits.processes if own_uid else _user_tasks() + limits.processes
+    processes = limits.processes
+    if not own_uid:
+        # The kernel shares the count (every process and thread of a user id) with the grader.
+        for process in psutil.process_iter(["uids", "num_threads"]):
+            uids = process.info["uids"]
+            if uids is not None and uids.real == os.getuid():
+                processes += process.info["num_threads"] or 0
     return {
         "as": limits.memory_mib * mib,
         "cpu": limits.cpu_seconds,
@@ -200,6 +174,9 @@ def _bwrap(writable: list[Path], home: Path) -> list[str]:
     """bwrap's arguments up to the command: new namespaces, the system and the Python
     environment read-only, ``writable`` the only folders it may write, ``home`` its working
     folder and the root of its environment (:func:`kernel_environment`)."""
+    import helpers
+    import instructor
+
     args = (
         "bwrap --unshare-net --unshare-pid --unshare-ipc --unshare-uts --die-with-parent"
         " --new-session --proc /proc --dev /dev --tmpfs /tmp"
@@ -209,7 +186,15 @@ def _bwrap(writable: list[Path], home: Path) -> list[str]:
             args += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             args += ["--ro-bind", top, top]
-    for path in _python_paths():
+    # What the kernel reads: the interpreter, the environment, the course's packages.
+    python = {
+        Path(sys.base_prefix),
+        Path(sys.prefix),
+        Path(helpers.__file__).resolve().parent,
+        Path(instructor.__file__).resolve().parent,
+        Path(os.path.realpath(sys.executable)).parent.parent,
+    }
+    for path in sorted(python):
         # Parents the sandbox creates must be traversable by the unprivileged user.
         for parent in reversed(path.parents[:-1]):
             args += ["--perms", "0755", "--dir", str(parent)]
@@ -315,21 +300,15 @@ class Layout:
         return frozenset().union(*(base.controllers for base in self.bases))
 
     @property
-    def procs(self) -> Base | None:
-        return next((base for base in self.bases if base.procs), None)
-
-    @property
     def clock(self) -> Base | None:
         return next((base for base in self.bases if base.clock), None)
 
     def missing(self) -> list[str]:
         """What a kernel's cgroup does not isolate here, in words (empty: everything)."""
-        missing = [WHAT[c] for c in CONTROLLERS if c not in self.controllers]
-        if self.procs is None:
-            missing.append(WHAT["procs"])
-        if self.clock is None:
-            missing.append(WHAT["clock"])
-        return missing
+        found = self.controllers | {
+            part for part in ("procs", "clock") for base in self.bases if getattr(base, part)
+        }
+        return [words for part, words in WHAT.items() if part not in found]
 
     def describe(self) -> str:
         """The cgroups in use, for the grader's first line: ``cgroups v1 (cpu, memory,
@@ -376,13 +355,10 @@ def _mounts(mountinfo: str | None = None, cgroup: str | None = None) -> list[_Mo
             continue
         root, point = fields.split()[3:5]
         version = 2 if fstype == "cgroup2" else 1
-        if version == 1:
-            controllers = sorted(o for o in options.split(",") if o in _V1_CONTROLLERS)
-            key = ",".join(controllers)
-            if not controllers:
-                continue  # a named hierarchy (name=systemd): no controller, not ours
-        else:
-            controllers, key = [], ""
+        controllers = sorted(set(options.split(",")) & _V1_CONTROLLERS) if version == 1 else []
+        if version == 1 and not controllers:
+            continue  # a named hierarchy (name=systemd): no controller, not ours
+        key = ",".join(controllers)
         path = own.get(key)
         if key in seen or path is None or not (path + "/").startswith(root.rstrip("/") + "/"):
             continue
@@ -449,16 +425,17 @@ def _remove_base(base: Path) -> None:
     _remove_folder(base)
 
 
+def _listed(folder: Path) -> set[int]:
+    """The processes in the cgroup ``folder`` (none once it is gone)."""
+    return {int(pid) for pid in _read(str(folder / "cgroup.procs")).split()}
+
+
 def _kill_listed(folder: Path) -> None:
     """SIGKILL every process listed in ``folder``'s ``cgroup.procs`` until none is left
     (a process forked meanwhile is listed in the next round; the process limit bounds
     them)."""
     for _ in range(_KILL_ROUNDS):
-        try:
-            left = {int(p) for p in (folder / "cgroup.procs").read_text().split()}
-        except OSError:
-            return
-        if not left:
+        if not (left := _listed(folder)):
             return
         for pid in left:
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -470,9 +447,7 @@ def _discover(mounts: list[_Mount] | None = None) -> Layout:
     """This process's layout: a folder in every hierarchy (of ``mounts``, default all) that
     can be used, each given what it does best: v2 its enabled controllers, the process
     list and the CPU time; v1 the controllers v2 lacks, and the list and time where v2
-    cannot give them."""
-    if os.name != "posix" or not Path("/proc/self/cgroup").exists():
-        return Layout()
+    cannot give them (none without /proc: no hierarchy is found)."""
     name = f"grade-{os.getpid()}-{secrets.token_hex(4)}"
     mounts = _mounts() if mounts is None else mounts
     for mount in mounts:
@@ -554,11 +529,7 @@ class KernelCgroup:
 
     def pids(self) -> set[int]:
         """Every process in this cgroup now (none where no hierarchy keeps the list)."""
-        for base, folder in self.folders:
-            if base.procs:
-                with contextlib.suppress(FileNotFoundError):
-                    return {int(p) for p in (folder / "cgroup.procs").read_text().split()}
-        return set()
+        return next((_listed(folder) for base, folder in self.folders if base.procs), set())
 
     def cpu_seconds(self) -> float | None:
         """The CPU time its processes have used (user and system), or None where no
@@ -576,13 +547,11 @@ class KernelCgroup:
     def kill(self) -> None:
         """End every process in this cgroup, whatever its session, parent or user id."""
         for base, folder in self.folders:
-            if base.procs and base.version == 2 and (folder / "cgroup.kill").exists():
-                with contextlib.suppress(OSError):
-                    (folder / "cgroup.kill").write_text("1")  # atomic, forks included
-        # v1 (and v2 before Linux 5.14): rounds of SIGKILL.
-        for base, folder in self.folders:
             if base.procs:
-                _kill_listed(folder)
+                if base.version == 2:
+                    with contextlib.suppress(OSError):  # no cgroup.kill before Linux 5.14
+                        (folder / "cgroup.kill").write_text("1")  # atomic, forks included
+                _kill_listed(folder)  # what is left; on v1, the only way
 
     def close(self) -> None:
         """Kill what is left and remove the folders."""
@@ -636,14 +605,6 @@ _ROUNDS = 100
 """Kill rounds at most: each round kills the children re-parented by the previous one."""
 
 
-def _become_subreaper() -> bool:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
-    except (OSError, AttributeError):
-        return False
-
-
 def children() -> set[int]:
     """The process ids whose parent is this process."""
     return {child.pid for child in psutil.Process().children()}
@@ -653,7 +614,12 @@ def children() -> set[int]:
 def reaped() -> Iterator[None]:
     """Run the block (one notebook's kernel, started and ended inside it); afterwards kill
     every child of this process that the block left, and every orphan they leave in turn."""
-    if not _become_subreaper():
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        subreaper = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):  # no prctl: orphans go to init
+        subreaper = False
+    if not subreaper:
         yield
         return
     before = children()
@@ -661,12 +627,10 @@ def reaped() -> Iterator[None]:
         yield
     finally:
         for _ in range(_ROUNDS):
-            left = children() - before
+            left = [child for child in psutil.Process().children() if child.pid not in before]
             if not left:
                 break
-            for pid in left:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-            for pid in left:
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(pid, 0)
+            for child in left:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    child.kill()
+            psutil.wait_procs(left)  # reaped: their own orphans come to this process
