@@ -43,16 +43,11 @@ class Outcome(StrEnum):
     """Not decided yet: a notebook staged, not executed. Its value is the empty text that
     state files and reports written before this member existed hold."""
     OK = "ok"
-    TIME_LIMIT = "time limit"
-    """The notebook (or a call in a test) ran past its wall-clock limit; the cells after it
-    did not run."""
+    TIME_LIMIT = "time limit"  # of the notebook, or of a call in a test: the rest did not run
     KERNEL_DIED = "kernel died"
-    GRADER_ERROR = "grader error"
-    """The grader's own machinery failed (twice); no test cell counts."""
-    MISSING = "missing"
-    """The hand-in has no such notebook."""
-    UNREADABLE = "unreadable"
-    """The file is not a notebook."""
+    GRADER_ERROR = "grader error"  # the grader's own machinery failed (twice): no cell counts
+    MISSING = "missing"  # the hand-in has no such notebook
+    UNREADABLE = "unreadable"  # the file is not a notebook
 
 
 NOT_RUN_OUTCOMES = (Outcome.MISSING, Outcome.UNREADABLE, Outcome.GRADER_ERROR)
@@ -65,14 +60,10 @@ ZERO_OUTCOMES = (*NOT_RUN_OUTCOMES, Outcome.TIME_LIMIT, Outcome.KERNEL_DIED)
 class ZeroKind(StrEnum):
     """Why the grader scored a test cell 0 itself (not a failing test)."""
 
-    NOT_RUN = "not run"
-    """The notebook stopped (or never started) before this cell."""
-    BROKEN_PROTOCOL = "broken protocol"
-    """The kernel's answer to a probe was not data in the protocol's format."""
-    STOPPED = "stopped"
-    """The grader stopped a call of the student's code at its time limit."""
-    OTHER = "other"
-    """Read from a state written before kinds were recorded."""
+    NOT_RUN = "not run"  # the notebook stopped (or never started) before this cell
+    BROKEN_PROTOCOL = "broken protocol"  # a probe's answer was not data in the protocol
+    STOPPED = "stopped"  # the grader stopped a call of the student's code at its time limit
+    OTHER = "other"  # read from a state written before kinds were recorded
 
 
 @dataclass(frozen=True)
