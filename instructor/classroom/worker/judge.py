@@ -18,7 +18,6 @@ import copy
 import io
 import itertools
 import os
-import stat
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -142,20 +141,19 @@ class Channel:
         kwargs: dict,
         *,
         name: str | None = None,
-        handle: int | None = None,
-        state: dict[str, torch.Tensor] | None = None,
-        training: dict[str, bool] | None = None,
+        module: RemoteModule | None = None,
         measure: Measure | None = None,
         seconds: float | None = None,
     ) -> tuple[Any, dict]:
-        """Call the notebook's ``name`` (or the kernel's module ``handle``): its result and
-        what was measured (``{}`` without ``measure``), or raise what it raised."""
+        """Call the notebook's ``name`` (or the kernel's object of the stand-in ``module``, in
+        the stand-in's state): its result and what was measured (``{}`` without ``measure``),
+        or raise what it raised."""
         self.calls += 1
         if measure:
             self.measured.append(measure)
         folder, response = self._folders()
         writer = wire.Writer(folder, sources=self.sources)
-        state_records = [[k, writer.tensor(v)] for k, v in (state or {}).items()]
+        reference = module.wire_reference(writer) if module is not None else {}
         writer.track = True
         arg_records = [writer.value(a) for a in args]
         kwarg_records = [[str(k), writer.value(v)] for k, v in kwargs.items()]
@@ -165,10 +163,10 @@ class Channel:
         request = Request(
             Op.CALL,
             name=name,
-            handle=handle,
+            handle=reference.get("handle"),
             label=label,
-            state=state_records,
-            training=[[k, v] for k, v in (training or {}).items()],
+            state=reference.get("state", []),
+            training=reference.get("training", []),
             args=arg_records,
             kwargs=kwarg_records,
             rng=writer.tensor(torch.get_rng_state()),
@@ -189,8 +187,8 @@ class Channel:
     def _read(
         self, response: Path, inputs: list[Any], lookup: str = "", called: str = ""
     ) -> tuple[Any, dict]:
-        info = os.lstat(response)
-        if not stat.S_ISDIR(info.st_mode) or os.path.realpath(response) != str(response):
+        # realpath differs for a link, is_dir is false for anything but a folder.
+        if not response.is_dir() or os.path.realpath(response) != str(response):
             raise ProbeError("the kernel replaced its answer folder")
         reader = wire.Reader(response)
         reader.modules = lambda record: stand_in(record, reader, self)
@@ -265,28 +263,18 @@ class RemoteModule(nn.Module):
     def _get_name(self) -> str:
         return self._class_name.rpartition(".")[2]
 
-    def _state(self) -> tuple[dict[str, torch.Tensor], dict[str, bool]]:
-        state = dict(self.state_dict(keep_vars=True))
-        return state, {name: m.training for name, m in self.named_modules()}
-
     def wire_reference(self, writer: wire.Writer) -> dict:
         """How :class:`.wire.Writer` sends this module: the kernel's object, with this state."""
-        state, training = self._state()
         return {
             "t": "module_ref",
             "handle": self._probe[1],
-            "state": [[k, writer.tensor(v)] for k, v in state.items()],
-            "training": [[k, v] for k, v in training.items()],
+            "state": [[k, writer.tensor(v)] for k, v in self.state_dict(keep_vars=True).items()],
+            "training": [[name, m.training] for name, m in self.named_modules()],
         }
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
-        channel, handle = self._probe
-        state, training = self._state()
-        label = f"{self._get_name()}.forward"
-        result, _ = channel.request(
-            label, args, kwargs, handle=handle, state=state, training=training
-        )
-        return result
+        channel = self._probe[0]
+        return channel.request(f"{self._get_name()}.forward", args, kwargs, module=self)[0]
 
 
 _POSING: dict[type, type[RemoteModule]] = {}
@@ -452,8 +440,7 @@ def run_test(source: str, test_id: str, channel: Channel) -> TestVerdict:
     the verdict's outputs are what nbgrader scores: the text printed, an error if it raised."""
     # The worker's own torch keeps to one thread, as the kernels do: with one thread per
     # core, several workers' idle threads spin against the kernels on a 2-core machine.
-    if torch.get_num_threads() != 1:
-        torch.set_num_threads(1)
+    torch.set_num_threads(1)
     classes = sendable_classes(source)
     channel.sources = lambda cls: (
         classes.get(cls.__name__) if cls.__module__ == "__grader_test__" else None
