@@ -24,6 +24,7 @@ from pathlib import Path
 import jsonschema
 import nbformat
 from nbformat import NotebookNode
+from nbgrader.nbgraderformat import MetadataValidator
 
 from instructor.anatomy import IMPORTS_TAG, is_test_cell
 
@@ -56,23 +57,6 @@ def _deeper_than(data: object, limit: int) -> bool:
     return False
 
 
-def nbgrader_metadata_problem(notebook: NotebookNode) -> str:
-    """Why a cell's ``metadata.nbgrader`` is not of nbgrader's schema, or ``""``. Not
-    nbgrader's rules between cells: its sanitising repairs a duplicated or retyped test cell."""
-    from nbgrader.nbgraderformat import MetadataValidator
-
-    schema = MetadataValidator().schema  # the version nbgrader's autograde reads
-    for index, cell in enumerate(notebook.cells):
-        if "nbgrader" not in cell.metadata:
-            continue
-        try:
-            jsonschema.validate(cell.metadata["nbgrader"], schema)
-        except jsonschema.ValidationError as error:
-            where = "".join(f"[{part!r}]" for part in error.absolute_path)
-            return f"cell {index}: metadata.nbgrader{where}: {error.message[:200]}"
-    return ""
-
-
 def read_submission(text: str) -> Reading:
     """Parse a submitted ``.ipynb`` file without trusting it to be one."""
     if not text.strip():
@@ -93,8 +77,17 @@ def read_submission(text: str) -> Reading:
     except Exception as error:  # noqa: BLE001 - nbformat raises several kinds
         message = str(error).splitlines()[0][:200] if str(error) else ""
         return Reading(None, f"not a valid notebook ({type(error).__name__}: {message})")
-    if problem := nbgrader_metadata_problem(notebook):
-        return Reading(None, f"nbgrader metadata not of nbgrader's schema ({problem})")
+    # Each cell's own nbgrader metadata, against the schema version nbgrader's autograde reads;
+    # not nbgrader's rules between cells: its sanitising repairs a duplicated or retyped test cell.
+    schema = MetadataValidator().schema
+    for index, cell in enumerate(notebook.cells):
+        try:
+            if "nbgrader" in cell.metadata:
+                jsonschema.validate(cell.metadata["nbgrader"], schema)
+        except jsonschema.ValidationError as error:
+            where = "".join(f"[{part!r}]" for part in error.absolute_path)
+            problem = f"cell {index}: metadata.nbgrader{where}: {error.message[:200]}"
+            return Reading(None, f"nbgrader metadata not of nbgrader's schema ({problem})")
     return Reading(notebook)
 
 
@@ -272,11 +265,8 @@ def scan_code(nb: NotebookNode) -> list[str]:
                 if name in SUSPICIOUS_CALLS:
                     found = SUSPICIOUS_CALLS[name]
             elif isinstance(node, ast.Import | ast.ImportFrom):
-                names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
-                if isinstance(node, ast.ImportFrom) and node.module:
-                    names.append(node.module)
-                for name in names:
-                    top = name.split(".")[0]
+                names = [a.name for a in node.names] if type(node) is ast.Import else [node.module]
+                for top in (name.split(".")[0] for name in names if name):
                     if top in SUSPICIOUS_IMPORTS:
                         found = f"imports {top}"
             elif isinstance(node, ast.Name) and "grader" in node.id.lower():

@@ -25,6 +25,7 @@ from typing import Annotated, Any, Self, TypeVar
 
 from pydantic import ConfigDict, PlainSerializer, PlainValidator, TypeAdapter, model_serializer
 
+from instructor.classroom.grader.integrity import imports_failure
 from instructor.classroom.worker import (
     NOT_RUN_OUTCOMES,
     ZERO_OUTCOMES,
@@ -188,8 +189,6 @@ class NotebookSummary(_Stored):
     def executed(self, result: ExecutionResult) -> NotebookSummary:
         """This summary with the outcome of the notebook's execution (the imports cell's
         error read from the executed notebook's outputs)."""
-        from instructor.classroom.grader.integrity import imports_failure
-
         notes = list(self.notes)
         if result.detail:
             notes.append(result.detail)
@@ -266,9 +265,8 @@ def cell_outcome(record: NotebookSummary, grade: CellGrade) -> CellOutcome:
     if grade.score is not None and grade.max_score is not None and grade.score >= grade.max_score:
         return CellOutcome.PASSED
     zeroed = {z.test: z.kind for z in record.zeroed}
-    if record.outcome in NOT_RUN_OUTCOMES or zeroed.get(grade.cell) == ZeroKind.NOT_RUN:
-        return CellOutcome.NOT_RUN
-    if grade.score is None:
+    not_run = record.outcome in NOT_RUN_OUTCOMES or zeroed.get(grade.cell) == ZeroKind.NOT_RUN
+    if not_run or grade.score is None:
         return CellOutcome.NOT_RUN
     if grade.cell in zeroed:
         return CellOutcome.ZEROED

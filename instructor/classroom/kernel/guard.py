@@ -299,10 +299,8 @@ class ThreadWatch:
 class Guard:
     """The guard's state in the kernel: the audit log and the watchers, in report order."""
 
-    def __init__(
-        self, workdir: str, forbidden: tuple[str, ...], writable: tuple[str, ...] = ()
-    ) -> None:
-        self.audit = AuditLog(workdir, forbidden, writable)
+    def __init__(self, audit: AuditLog) -> None:
+        self.audit = audit
         self.sys = SysWatch()
         self.watchers = (ModuleWatch(), ClassWatch(), ShellWatch(), self.sys, ThreadWatch())
 
@@ -324,7 +322,7 @@ def install(workdir: str, forbidden: tuple[str, ...] = (), writable: tuple[str, 
             __import__(name)
         except ImportError:
             pass
-    _guard = Guard(workdir, forbidden, writable)
+    _guard = Guard(AuditLog(workdir, forbidden, writable))
     sys.addaudithook(_guard.audit.hook)
 
 
