@@ -53,8 +53,8 @@ c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/_]+)_(?P<file_id
 c.ExchangeFactory.collect = "instructor.exchange.CheckedCollect"
 
 # Feedback never shows hidden tests or solution lines: each test cell's visible part, the
-# student's error message whole and wrapped (instructor/classroom/feedback_preprocessor.py).
+# student's error message whole and wrapped (instructor/feedback.py).
 # The class grader and a plain `nbgrader generate_feedback` both read this.
-from instructor.classroom.grader.feedback import feedback_config  # noqa: E402
+from instructor.feedback import feedback_config  # noqa: E402
 
 c.merge(feedback_config())

@@ -92,8 +92,8 @@ class NbgraderCourse:
             from nbgrader.converters import Autograde
             from nbgrader.preprocessors import Execute
 
-            from instructor.classroom.grader.feedback import SanitiseNotebook
             from instructor.classroom.grader.pipeline import ReplayExecute
+            from instructor.feedback import SanitiseNotebook
 
             config.CourseDirectory.submitted_directory = STAGING_FOLDER
             # nbgrader's own list with ReplayExecute for its Execute (which would run the

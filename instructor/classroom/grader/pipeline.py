@@ -14,8 +14,8 @@ gradebook, then for each hand-in (``autograder/submitted/<student>/<assignment>/
 4. *record* (this process): :func:`record_hand_in` runs nbgrader's ``autograde`` with its
    ``Execute`` step replaced by :class:`ReplayExecute`, which pastes in the outputs of
    step 3: the gradebook, the autograded notebooks and the feedback are nbgrader's own;
-5. *report*: feedback HTML (:mod:`.feedback`), then the grades CSVs and the integrity
-   report (:mod:`.reports`), the scores read once more from the gradebook.
+5. *report* (:mod:`.reports`): feedback HTML (with :mod:`instructor.feedback`), then the
+   grades CSVs and the integrity report, the scores read once more from the gradebook.
 
 Steps 1, 2 and 4 run inside one boundary per hand-in (:func:`.records.contain`): whatever a
 hand-in holds ends in its own 0 with the note ``unreadable: <why>``, and the run goes on.
@@ -52,7 +52,6 @@ from instructor.classroom.grader.course import (
     grading_context,
     late_penalties,
 )
-from instructor.classroom.grader.feedback import lacking_feedback, write_feedback
 from instructor.classroom.grader.integrity import (
     compare_with_release,
     normalise_notebook,
@@ -68,7 +67,13 @@ from instructor.classroom.grader.records import (
     Unreadable,
     contain,
 )
-from instructor.classroom.grader.reports import awaiting_lines, run_lines, write_reports
+from instructor.classroom.grader.reports import (
+    awaiting_lines,
+    lacking_feedback,
+    run_lines,
+    write_feedback,
+    write_reports,
+)
 from instructor.classroom.worker import (
     STUDENT_VIEW,
     ExecutionResult,

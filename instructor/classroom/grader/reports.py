@@ -1,6 +1,8 @@
 """The class grader's reports, from the recorded summaries; :func:`write_reports` writes them.
 
-In ``reports/`` (every CSV cell through :mod:`instructor.lms.csv_safety`):
+First nbgrader's feedback HTML of every hand-in lacking it (:func:`write_feedback`, with the
+plugins of :mod:`instructor.feedback`: no hidden test shown, the notebook inert). Then, in
+``reports/`` (every CSV cell through :mod:`instructor.lms.csv_safety`):
 
 ``grades.csv``
     student x notebook x graded cell: ``score``, ``max_score`` and the cell's outcome
@@ -28,20 +30,23 @@ from __future__ import annotations
 import json
 import logging
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from nbformat import NotebookNode
 
 from instructor import anatomy
 from instructor.classroom.grader.course import (
     NbgraderCourse,
+    ResumeState,
     from_gradebook,
     late_penalties,
     student_names,
 )
 from instructor.classroom.grader.integrity import read_submission_file
-from instructor.classroom.grader.records import HandInSummary, attention, cell_outcome
+from instructor.classroom.grader.records import HandInSummary, attention, cell_outcome, contain
+from instructor.feedback import feedback_config
 from instructor.lms.config import LMS_TOML, LmsConfig, read_config
 from instructor.lms.csv_safety import neutralised, write_rows
 from instructor.lms.export import write_exports as write_lms_exports
@@ -56,6 +61,60 @@ from instructor.similarity import (
 )
 
 log = logging.getLogger(__name__)
+
+
+def lacking_feedback(
+    root: Path, state: ResumeState, assignments: list[str], force: bool = False
+) -> list[tuple[str, str]]:
+    """(assignment, student) of every recorded hand-in without feedback (all, with force)."""
+    missing = []
+    for assignment in assignments:
+        for student in state.students(assignment):
+            folder = root / "feedback" / student / assignment
+            if force or not folder.is_dir() or not any(folder.glob("*.html")):
+                missing.append((assignment, student))
+    return missing
+
+
+def redacting(course: NbgraderCourse) -> NbgraderCourse:
+    """``course``, its API's ``generate_feedback`` made to redact hidden tests and sanitise
+    (idempotent)."""
+    course.api.config.merge(feedback_config())
+    return course
+
+
+def feedback_for(root: Path, db_url: str | None, assignment: str, student: str) -> bool:
+    """nbgrader's ``generate_feedback`` for one hand-in, hidden tests redacted; whether it
+    worked. It reads what the student wrote, so inside :func:`.records.contain`: one
+    failing does not stop the others."""
+    done = contain(
+        lambda: redacting(NbgraderCourse(root, db_url)).generate_feedback(assignment, student)
+    )
+    return done is True
+
+
+def write_feedback(
+    course: NbgraderCourse,
+    missing: list[tuple[str, str]],
+    client: Any | None,
+    log: Callable[[str], None],
+) -> None:
+    """Feedback for each (assignment, student) of ``missing``: on ``client``'s workers, or
+    here where ``client`` is None."""
+    if not missing:
+        return
+    if client is None:
+        results = [feedback_for(course.root, course.db_url, a, s) for a, s in missing]
+    else:
+        futures = [
+            client.submit(feedback_for, course.root, course.db_url, a, s, pure=False)
+            for a, s in missing
+        ]
+        results = client.gather(futures)
+    failed = [f"{a}/{s}" for (a, s), ok in zip(missing, results, strict=True) if not ok]
+    log(f"feedback written for {len(missing) - len(failed)} submission(s)")
+    if failed:
+        log("feedback failed for: " + ", ".join(failed))
 
 
 def write_reports(

@@ -16,10 +16,10 @@ import pytest
 from nbconvert import HTMLExporter
 
 from instructor import anatomy
-from instructor.classroom.grader.feedback import inert_markdown
 from instructor.classroom.grader.pipeline import ClassGrader
 from instructor.classroom.grader.records import Manual
 from instructor.classroom.worker.isolation import Limits
+from instructor.feedback import inert_markdown
 from instructor.scratch_course import ScratchCourse
 from support.cells import written_answer_cell
 from support.hostile import SCRIPT_MARKDOWN, active_content, visible_text

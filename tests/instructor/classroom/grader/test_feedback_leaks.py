@@ -5,7 +5,7 @@ For every notebook of course.toml, the reference course of ``support.graded_clas
 by ``nbgrader autograde``, read by ``tests/course/test_autograde.py`` too, in the same xdist
 group) holds three students of interest here: the reference solution, the untouched student
 version and one wrong answer of ``tests/grading_cases`` (one with a promised message where
-there is one). Then the class grader's feedback step (``feedback.feedback_for``:
+there is one). Then the class grader's feedback step (``reports.feedback_for``:
 nbgrader's ``generate_feedback`` with :class:`RedactFeedback`) writes their HTML, which is
 searched for every hidden test line and every reference-solution line that the student did
 not write themselves and the student version does not show. The wrong answer has its
@@ -22,12 +22,8 @@ import nbformat
 import pytest
 
 from instructor import anatomy, registry
-from instructor.classroom.grader.feedback import (
-    HIDDEN_NOTE,
-    REDACTED_LINE,
-    feedback_for,
-    redact_test_cell,
-)
+from instructor.classroom.grader.reports import feedback_for
+from instructor.feedback import HIDDEN_NOTE, REDACTED_LINE, redact_test_cell
 from instructor.scratch_course import ScratchCourse
 from support.graded_class import (
     SOLUTION,

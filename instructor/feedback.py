@@ -1,13 +1,15 @@
-"""Feedback HTML that shows no hidden test, and a student's notebook made inert for the
-instructor's browser.
+"""nbgrader plugins that keep hidden tests out of feedback and make a student's notebook
+inert for the instructor's browser.
 
-:func:`feedback_for` is nbgrader's ``generate_feedback`` with :class:`RedactFeedback` (test
-cells shown as students may see them, long output lines wrapped) and
-:class:`SanitiseNotebook` added. The latter also runs last in every autograde: plain
-markdown stays byte for byte, anything that could act (raw HTML, unsafe links, a MathJax
-command of :data:`TEX_ACTIVE`, scripts, SVG) is cleaned by ammonia (``nh3``), shown as text
-or dropped with a line saying so. An honest notebook is unchanged, and sanitising is
-idempotent.
+``autograder/nbgrader_config.py`` merges :func:`feedback_config` (every nbgrader command:
+``generate_feedback``, formgrader, ``autograde``), and the class grader uses the same
+plugins, so this module imports nothing of :mod:`instructor.classroom`.
+:class:`RedactFeedback` shows test cells as students may see them (hidden tests redacted,
+long output lines wrapped). :class:`SanitiseNotebook` runs after it in feedback and last in
+every autograde: plain markdown stays byte for byte, anything that could act (raw HTML,
+unsafe links, a MathJax command of :data:`TEX_ACTIVE`, scripts, SVG) is cleaned by ammonia
+(``nh3``), shown as text or dropped with a line saying so. An honest notebook is unchanged,
+and sanitising is idempotent.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import nh3
@@ -25,63 +26,6 @@ from traitlets import Bool
 from traitlets.config import Config
 
 from instructor import anatomy
-from instructor.classroom.grader.course import NbgraderCourse, ResumeState
-from instructor.classroom.grader.records import contain
-
-
-def lacking_feedback(
-    root: Path, state: ResumeState, assignments: list[str], force: bool = False
-) -> list[tuple[str, str]]:
-    """(assignment, student) of every recorded hand-in without feedback (all, with force)."""
-    missing = []
-    for assignment in assignments:
-        for student in state.students(assignment):
-            folder = root / "feedback" / student / assignment
-            if force or not folder.is_dir() or not any(folder.glob("*.html")):
-                missing.append((assignment, student))
-    return missing
-
-
-def redacting(course: NbgraderCourse) -> NbgraderCourse:
-    """``course``, its API's ``generate_feedback`` made to redact hidden tests and sanitise
-    (idempotent)."""
-    course.api.config.merge(feedback_config())
-    return course
-
-
-def feedback_for(root: Path, db_url: str | None, assignment: str, student: str) -> bool:
-    """nbgrader's ``generate_feedback`` for one hand-in, hidden tests redacted; whether it
-    worked. It reads what the student wrote, so inside :func:`.records.contain`: one
-    failing does not stop the others."""
-    done = contain(
-        lambda: redacting(NbgraderCourse(root, db_url)).generate_feedback(assignment, student)
-    )
-    return done is True
-
-
-def write_feedback(
-    course: NbgraderCourse,
-    missing: list[tuple[str, str]],
-    client: Any | None,
-    log: Callable[[str], None],
-) -> None:
-    """Feedback for each (assignment, student) of ``missing``: on ``client``'s workers, or
-    here where ``client`` is None."""
-    if not missing:
-        return
-    if client is None:
-        results = [feedback_for(course.root, course.db_url, a, s) for a, s in missing]
-    else:
-        futures = [
-            client.submit(feedback_for, course.root, course.db_url, a, s, pure=False)
-            for a, s in missing
-        ]
-        results = client.gather(futures)
-    failed = [f"{a}/{s}" for (a, s), ok in zip(missing, results, strict=True) if not ok]
-    log(f"feedback written for {len(missing) - len(failed)} submission(s)")
-    if failed:
-        log("feedback failed for: " + ", ".join(failed))
-
 
 HIDDEN_NOTE = "# (hidden tests ran here too; their code is not shown)"
 REDACTED_LINE = "    ... (a line of a hidden test)"

@@ -1,4 +1,4 @@
-"""Nothing a student wrote runs in the instructor's browser (instructor.classroom.grader.feedback).
+"""Nothing a student wrote runs in the instructor's browser (instructor.feedback).
 
 Each payload of ``tests/support/hostile.py`` is rendered by nbconvert (the classic template,
 which nbgrader's feedback and formgrader extend, and the lab one) before and after
@@ -16,7 +16,7 @@ import nbformat
 import pytest
 from nbconvert import HTMLExporter
 
-from instructor.classroom.grader.feedback import (
+from instructor.feedback import (
     SHOWN_AS_TEXT,
     SanitiseNotebook,
     clean_html,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from instructor.classroom.grader.course import ResumeState
-from instructor.classroom.grader.feedback import lacking_feedback
 from instructor.classroom.grader.records import HandInSummary
+from instructor.classroom.grader.reports import lacking_feedback
 
 
 def test_only_recorded_hand_ins_without_feedback(tmp_path: Path) -> None:
@@ -24,7 +24,8 @@ def test_only_recorded_hand_ins_without_feedback(tmp_path: Path) -> None:
 def test_the_feedback_api_redacts(tmp_path: Path) -> None:
     """The API ``feedback_for`` uses runs RedactFeedback after nbgrader's own two, then
     SanitiseNotebook."""
-    from instructor.classroom.grader.feedback import RedactFeedback, redacting
+    from instructor.classroom.grader.reports import redacting
+    from instructor.feedback import RedactFeedback
 
     class Api:
         def __init__(self) -> None:
