@@ -24,12 +24,27 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+from nbgrader.api import (
+    Assignment,
+    BaseCell,
+    Grade,
+    Gradebook,
+    MissingEntry,
+    Notebook,
+    SubmittedAssignment,
+    SubmittedNotebook,
+)
+from nbgrader.apps import NbGraderAPI
+from nbgrader.converters import Autograde
+from nbgrader.coursedir import CourseDirectory
 from nbgrader.plugins import LateSubmissionPlugin
+from nbgrader.preprocessors import AssignLatePenalties, Execute
 from nbgrader.utils import parse_utc
 from traitlets import Dict, Float, Unicode
-from traitlets.config import Configurable
+from traitlets.config import Configurable, PyFileConfigLoader
 
 from instructor.classroom.grader.records import CellGrade, HandIn, HandInSummary, Manual
+from instructor.nbgrader_env import nbgrader_env
 
 __all__ = ["GradebookChanged", "SetupError"]
 
@@ -46,7 +61,7 @@ Scores = tuple[float, float, tuple[CellGrade, ...]]
 """A submitted notebook's score, max score and graded cells, as the gradebook has them."""
 
 
-def cell_grade(grade: Any) -> CellGrade:
+def cell_grade(grade: Grade) -> CellGrade:
     """One ``nbgrader.api.Grade`` as a :class:`CellGrade`: ``GRADED`` where a manual score
     is set, ``AWAITING`` (no score, where nbgrader's sum counts 0) where neither score is,
     ``UNANSWERED`` for a markdown answer the autograder scored (left as released)."""
@@ -78,8 +93,6 @@ class NbgraderCourse:
     def _config(self, staged: bool) -> Any:
         """The course's configuration; ``staged``: its autograde replays the sandboxed
         outputs on the staged copies."""
-        from traitlets.config.loader import PyFileConfigLoader
-
         config = PyFileConfigLoader("nbgrader_config.py", path=str(self.root)).load_config()
         config.CourseDirectory.root = str(self.root)
         # The grader never uses nbgrader's exchange (it reads submitted/), but NbGraderAPI
@@ -89,9 +102,6 @@ class NbgraderCourse:
         if self.db_url:
             config.CourseDirectory.db_url = self.db_url
         if staged:
-            from nbgrader.converters import Autograde
-            from nbgrader.preprocessors import Execute
-
             from instructor.classroom.grader.pipeline import ReplayExecute
             from instructor.feedback import SanitiseNotebook
 
@@ -110,11 +120,6 @@ class NbgraderCourse:
         return config
 
     def _api(self, staged: bool, release: Path | None = None) -> Any:
-        from nbgrader.apps import NbGraderAPI
-        from nbgrader.coursedir import CourseDirectory
-
-        from instructor.nbgrader_env import nbgrader_env
-
         os.environ.update(nbgrader_env())
         config = self._config(staged)
         if release is not None:
@@ -128,15 +133,11 @@ class NbgraderCourse:
 
     def late_plugin(self) -> Any:
         """The course's late-submission plugin, made as nbgrader's ``autograde`` makes it."""
-        from nbgrader.preprocessors import AssignLatePenalties
-
         assigner = AssignLatePenalties(config=self.api.config)
         assigner.init_plugin()
         return assigner.plugin_inst
 
-    def gradebook(self) -> Any:
-        from nbgrader.api import Gradebook
-
+    def gradebook(self) -> Gradebook:
         return Gradebook(self.coursedir.db_url, self.coursedir.course_id)
 
     def submitted_folder(self) -> Path:
@@ -180,8 +181,6 @@ class NbgraderCourse:
 
     def _recorded_spec(self, assignment: str) -> dict[str, dict[str, list[Any]]] | None:
         """The gradebook's version of :meth:`grading_spec`; None without the assignment."""
-        from nbgrader.api import MissingEntry
-
         with self.gradebook() as gb:
             try:
                 found = gb.find_assignment(assignment)
@@ -189,25 +188,13 @@ class NbgraderCourse:
                 return None
             spec: dict[str, dict[str, list[Any]]] = {}
             for notebook in found.notebooks:
-                sources = {cell.name: cell.source for cell in notebook.source_cells}
                 answers = {cell.name for cell in notebook.solution_cells}
+                tests = {c.name: c.source for c in notebook.source_cells if c.name not in answers}
                 spec[notebook.name] = {
-                    cell.name: [
-                        float(cell.max_score),
-                        None if cell.name in answers else sources.get(cell.name),
-                    ]
+                    cell.name: [float(cell.max_score), tests.get(cell.name)]
                     for cell in notebook.grade_cells
                 }
             return spec
-
-    def late_policy(self) -> str:
-        """nbgrader's late-penalty configuration, as text (part of the resume key)."""
-        config = self.api.config
-        sections = ("AssignLatePenalties", "LateSubmissionPlugin", "PerHourPenalty")
-        return json.dumps(
-            {name: {k: str(v) for k, v in config[name].items()} for name in sections},
-            sort_keys=True,
-        )
 
     def register(self, assignment: str) -> list[str]:
         """Make the gradebook know ``assignment`` as its source defines it and with its
@@ -252,8 +239,6 @@ class NbgraderCourse:
         self, nb: nbformat.NotebookNode, student: str, assignment: str, name: str
     ) -> nbformat.NotebookNode:
         """nbgrader's ``Autograde.sanitize_preprocessors``, run on one notebook."""
-        from nbgrader.converters import Autograde
-
         converter = Autograde(coursedir=self.coursedir, parent=self.api)
         resources = {
             "nbgrader": {
@@ -336,7 +321,7 @@ class PerHourPenalty(LateSubmissionPlugin):
         return penalty
 
 
-def _scores(gb: Any, name: str, assignment: str, student: str) -> Scores | None:
+def _scores(gb: Gradebook, name: str, assignment: str, student: str) -> Scores | None:
     """(score, max score, each graded cell's :func:`cell_grade`) of one submitted notebook
     in the open gradebook ``gb``; None where it has no grades of it."""
     try:
@@ -356,8 +341,6 @@ def late_penalties(
     out). nbgrader computes it at autograde, on that moment's score, so points given by
     hand later would count or not by chance; written here, ``nbgrader export``, formgrader
     and the feedback carry the penalty ``totals.csv`` does."""
-    from nbgrader.api import MissingEntry
-
     plugin = course.late_plugin()
     penalties = {}
     with course.gradebook() as gb:
@@ -442,15 +425,6 @@ class GradebookWatch:
 
     def _read(self) -> dict[ScoreKey, Score]:
         """Every score of the run's assignments, in one query."""
-        from nbgrader.api import (
-            Assignment,
-            BaseCell,
-            Grade,
-            Notebook,
-            SubmittedAssignment,
-            SubmittedNotebook,
-        )
-
         with self.open_gradebook() as gradebook:
             rows = (
                 gradebook.db.query(
@@ -463,13 +437,11 @@ class GradebookWatch:
                     Grade.extra_credit,
                 )
                 .select_from(Grade)
-                .join(SubmittedNotebook, Grade.notebook_id == SubmittedNotebook.id)
-                .join(
-                    SubmittedAssignment, SubmittedNotebook.assignment_id == SubmittedAssignment.id
-                )
-                .join(Assignment, SubmittedAssignment.assignment_id == Assignment.id)
-                .join(Notebook, SubmittedNotebook.notebook_id == Notebook.id)
-                .join(BaseCell, Grade.cell_id == BaseCell.id)
+                .join(Grade.notebook)
+                .join(SubmittedNotebook.assignment)
+                .join(SubmittedAssignment.assignment)
+                .join(SubmittedNotebook.notebook)
+                .join(Grade.cell)
                 .filter(Assignment.name.in_(self.assignments))
                 .all()
             )
@@ -509,7 +481,10 @@ class GradebookWatch:
 
 def grading_context(course: NbgraderCourse, assignment: str) -> str:
     """A digest of what grades ``assignment``'s hand-ins: released notebooks, graded cells,
-    gradebook URL, due date and late policy."""
+    gradebook URL, due date and late-penalty configuration."""
+    config = course.api.config
+    sections = ("AssignLatePenalties", "LateSubmissionPlugin", "PerHourPenalty")
+    late = {name: {k: str(v) for k, v in config[name].items()} for name in sections}
     digest = hashlib.sha256()
     release = course.release_folder(assignment)
     for path in sorted(release.glob("*.ipynb")):
@@ -520,7 +495,7 @@ def grading_context(course: NbgraderCourse, assignment: str) -> str:
         "spec": course.grading_spec(assignment),
         "db_url": course.coursedir.db_url,
         "due": due.isoformat() if due else None,
-        "late": course.late_policy(),
+        "late": json.dumps(late, sort_keys=True),
     }
     digest.update(json.dumps(context, sort_keys=True).encode())
     return digest.hexdigest()

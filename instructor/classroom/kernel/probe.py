@@ -16,6 +16,7 @@ kernel sees only now.
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -175,11 +176,10 @@ def _built(handle: Any, state: list, training: list, reader: wire.Reader) -> tor
 def _target(request: Request, reader: wire.Reader) -> Any:
     if request.handle is not None:
         return _built(request.handle, request.state, request.training, reader)
-    name = request.name
     namespace = _namespace()
-    if name not in namespace:
-        raise NameError(f"name {name!r} is not defined")
-    return namespace[name]
+    if request.name not in namespace:
+        raise NameError(f"name {request.name!r} is not defined")
+    return namespace[request.name]
 
 
 def rebuild(record: dict, reader: wire.Reader) -> torch.nn.Module:
@@ -192,8 +192,6 @@ def rebuild(record: dict, reader: wire.Reader) -> torch.nn.Module:
         )
     cls = wire.known_layer(record.get("class"))
     if cls is None and isinstance(record.get("source"), str):
-        import math
-
         namespace = {
             "__name__": "__grader_test__",
             "math": math,
