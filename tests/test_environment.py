@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import tomllib
 
 from packaging.requirements import Requirement
@@ -56,3 +58,19 @@ def test_torch_cannot_resolve_past_the_cpu_wheel() -> None:
     ).specifier
     assert specifier.contains("2.13.0")
     assert not specifier.contains("2.13.1") and not specifier.contains("2.14.0")
+
+
+def test_importing_nbformat_builds_no_parser() -> None:
+    """jsonschema 4.25+ imports rfc3987-syntax, whose Lark parsers cost every process that
+    imports nbformat about a second (docs/decisions.md): the cap on jsonschema keeps it out."""
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, nbformat; print(sorted({'lark', 'rfc3987_syntax'} & set(sys.modules)))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert loaded == "[]", f"importing nbformat loads {loaded}: see jsonschema in docs/decisions.md"

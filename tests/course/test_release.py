@@ -1,4 +1,9 @@
-"""``notebooks/`` is exactly what ``nbgrader generate_assignment`` makes of ``solutions/`` today."""
+"""``notebooks/`` is exactly what ``nbgrader generate_assignment`` makes of ``solutions/`` today.
+
+The release compared is the one the grading tests grade: ``support.graded_class.generated``
+runs ``generate_assignment`` once per assignment and test run, in a scratch course whose
+source is a copy of ``solutions/``.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ import pytest
 from instructor import registry
 from instructor.paths import NOTEBOOKS as RELEASED
 from instructor.paths import SOLUTIONS
-from instructor.scratch_course import ScratchCourse
+from support.graded_class import generated
 
 ASSIGNMENTS = registry.load().ids
 
@@ -22,10 +27,12 @@ def test_every_solution_has_a_student_version_and_vice_versa() -> None:
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
-def test_student_version_is_current(assignment: str, tmp_path) -> None:
-    generated = ScratchCourse(tmp_path, assignment).generate()
+def test_student_version_is_current(assignment: str, tmp_path_factory) -> None:
+    made = generated(tmp_path_factory, assignment).root / "release" / assignment
     committed = RELEASED / assignment / f"{assignment}.ipynb"
-    assert json.loads(committed.read_text()) == json.loads(generated.read_text()), (
+    assert json.loads(committed.read_text()) == json.loads(
+        (made / f"{assignment}.ipynb").read_text()
+    ), (
         f"notebooks/{assignment} differs from what generate_assignment makes of "
         f"solutions/{assignment}: run `make release` and commit the result"
     )
