@@ -11,20 +11,29 @@ from support.graded_class import SharedClusters
 
 LONGEST_GROUPS_FIRST = (
     "hostile-kernels",
-    "colab",
     "hub",
-    "input_forgeries-none",
-    "input_forgeries-bwrap",
-    "forgeries-none",
+    "colab",
+    "site",
     "packaging",
+    "input_forgeries-none",
+    "forgeries-none",
+    "input_forgeries-bwrap",
+    "cpu_capabilities",
     "forgeries-bwrap",
     "new_notebook",
-    "cpu_capabilities",
-    "site",
 )
-"""The xdist groups that take minutes (the slowest tests of ``make test``'s durations),
-longest first. pytest-xdist hands out groups in the order they were collected: one of them
-left for the end keeps one worker busy for minutes while the other waits."""
+"""The xdist groups that take minutes (the most CPU time in a profile of ``make test``),
+longest first. pytest-xdist hands out groups in the order they were collected (with
+:func:`pytest_configure`'s setting): one of them left for the end keeps one worker busy for
+minutes while the other waits."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # pytest-xdist's default (--loadscope-reorder) hands out the groups with the most tests
+    # first, whatever their time: the one-test groups above (the hub's term, Colab) came
+    # last, and one worker ran them alone for minutes at the end.
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
