@@ -34,6 +34,7 @@ grader; concept questions (``q_...``) are autograded like functions and have cas
 from __future__ import annotations
 
 import ast
+import html
 import math
 import re
 from collections.abc import Callable
@@ -46,6 +47,7 @@ from instructor import anatomy, registry
 from instructor.classroom.grader.pipeline import ClassGrader
 from instructor.classroom.grader.records import HandInSummary, attention
 from instructor.classroom.worker.session import STUDENT_VIEW
+from instructor.feedback import HIDDEN_NOTE
 from instructor.grading_cases import Case, Submission, load_cases, pack, reference_solutions
 from instructor.scratch_course import ScratchCourse
 from support.graded_class import (
@@ -503,6 +505,9 @@ def test_instructor_gets_feedback_and_a_grades_table(assignment: str, graded_cou
     course.nbgrader("generate_feedback", assignment, "--force")
     feedback = course.root / "feedback" / SOLUTION / assignment / f"{assignment}.html"
     assert feedback.is_file() and "test_" in feedback.read_text(encoding="utf-8")
+    # nbgrader's own command reads the course's configuration, which redacts hidden tests.
+    shown = html.unescape(re.sub(r"<[^>]+>", "", feedback.read_text(encoding="utf-8")))
+    assert HIDDEN_NOTE in shown and "BEGIN HIDDEN TESTS" not in shown
     course.nbgrader("export", "--to", str(course.root / "grades.csv"))
     with open(course.root / "grades.csv", newline="", encoding="utf-8") as table:
         rows = {row["student_id"]: row for row in csv.DictReader(table)}
