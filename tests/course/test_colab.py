@@ -87,7 +87,13 @@ def execute(env: ColabEnv, notebook: nbformat.NotebookNode, cwd: Path) -> nbform
         record_timing=False,
         resources={"metadata": {"path": str(cwd)}},
     )
-    client.execute()
+    try:
+        client.execute()
+    finally:
+        # nbclient ends only the kernels of managers it made: without this, every notebook's
+        # kernel (torch loaded, about 350 MB) stayed until the test process ended.
+        if manager.has_kernel:
+            manager.shutdown_kernel(now=True)
     return notebook
 
 

@@ -296,13 +296,17 @@ def run_in_kernel(python, workdir, env):
         kernel_name="widgets",
         kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(workdir / "kernels")]),
     )
-    NotebookClient(
-        notebook,
-        km=manager,
-        timeout=120,
-        allow_errors=True,
-        resources={"metadata": {"path": str(workdir)}},  # helpers from PYTHONPATH, not cwd
-    ).execute()
+    try:
+        NotebookClient(
+            notebook,
+            km=manager,
+            timeout=120,
+            allow_errors=True,
+            resources={"metadata": {"path": str(workdir)}},  # helpers from PYTHONPATH, not cwd
+        ).execute()
+    finally:
+        if manager.has_kernel:  # nbclient ends only the kernels of managers it made
+            manager.shutdown_kernel(now=True)
     return notebook
 
 

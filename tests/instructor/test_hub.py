@@ -29,6 +29,10 @@ from instructor.hub import (
 )
 from support.hub import remove_hub_users
 
+# The tests that make the system users of ROSTER remove them first and at the end: two at
+# once on two test workers would delete each other's users. One worker runs them in turn.
+pytestmark = pytest.mark.xdist_group("hub-system-users")
+
 ROSTER = """course = "self-attention"
 instructors = ["unitteach"]
 students = ["unitstu"]
