@@ -97,10 +97,10 @@ def write_feedback(
     course: NbgraderCourse,
     missing: list[tuple[str, str]],
     client: Any | None,
-    log: Callable[[str], None],
+    say: Callable[[str], None],
 ) -> None:
     """Feedback for each (assignment, student) of ``missing``: on ``client``'s workers, or
-    here where ``client`` is None."""
+    here where ``client`` is None; ``say`` tells the instructor (the run's log)."""
     if not missing:
         return
     if client is None:
@@ -112,9 +112,9 @@ def write_feedback(
         ]
         results = client.gather(futures)
     failed = [f"{a}/{s}" for (a, s), ok in zip(missing, results, strict=True) if not ok]
-    log(f"feedback written for {len(missing) - len(failed)} submission(s)")
+    say(f"feedback written for {len(missing) - len(failed)} submission(s)")
     if failed:
-        log("feedback failed for: " + ", ".join(failed))
+        say("feedback failed for: " + ", ".join(failed))
 
 
 def write_reports(
