@@ -14,6 +14,7 @@ and sanitising is idempotent.
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from collections.abc import Callable
@@ -273,8 +274,25 @@ def markdown_is_plain(source: str, attachments: dict[str, Any] | None = None) ->
     nothing active: see the module docstring."""
     if not any(mark in source for mark in ("<", ":", "\\", "`", "~", "&", "]")):
         return True  # no tag, link, URL, command, entity or fenced block: nothing to look at
+    if not attachments and len(source) <= CACHED_MARKDOWN_CHARS:
+        return _plain_without_attachments(source)
+    return _rendered_plain(source, attachments or {})
+
+
+CACHED_MARKDOWN_CHARS = 20_000
+"""The longest markdown text whose verdict is kept: the course's cells are under 5,000
+characters; a submission's megabyte of text is judged every time, not kept in memory."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_without_attachments(source: str) -> bool:
+    # Every student's notebook repeats the released markdown: each text is rendered once.
+    return _rendered_plain(source, {})
+
+
+def _rendered_plain(source: str, attachments: dict[str, Any]) -> bool:
     try:
-        rendered, found = _render_noting(source, dict(attachments or {}))
+        rendered, found = _render_noting(source, dict(attachments))
     except Exception:  # noqa: BLE001 - what nbconvert cannot render is shown as text
         return False
     # What the renderer wrote outside raw HTML (noted above) is formatting; its text is

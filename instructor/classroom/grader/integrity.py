@@ -15,6 +15,7 @@ needs its names fails too.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import stat
@@ -23,6 +24,8 @@ from pathlib import Path
 
 import jsonschema
 import nbformat
+from jsonschema.exceptions import best_match
+from jsonschema.protocols import Validator
 from nbformat import NotebookNode
 from nbgrader.nbgraderformat import MetadataValidator
 
@@ -57,6 +60,17 @@ def _deeper_than(data: object, limit: int) -> bool:
     return False
 
 
+@functools.cache
+def _metadata_validator() -> Validator:
+    """A validator for nbgrader's cell metadata schema, built once: ``jsonschema.validate``
+    checks the schema itself against its metaschema on every call (most of its time). Its
+    errors are ranked as ``jsonschema.validate`` ranks them (``best_match``)."""
+    schema = MetadataValidator().schema
+    validator = jsonschema.validators.validator_for(schema)
+    validator.check_schema(schema)
+    return validator(schema)
+
+
 def read_submission(text: str) -> Reading:
     """Parse a submitted ``.ipynb`` file without trusting it to be one."""
     if not text.strip():
@@ -79,12 +93,11 @@ def read_submission(text: str) -> Reading:
         return Reading(None, f"not a valid notebook ({type(error).__name__}: {message})")
     # Each cell's own nbgrader metadata, against the schema version nbgrader's autograde reads;
     # not nbgrader's rules between cells: its sanitising repairs a duplicated or retyped test cell.
-    schema = MetadataValidator().schema
     for index, cell in enumerate(notebook.cells):
-        try:
-            if "nbgrader" in cell.metadata:
-                jsonschema.validate(cell.metadata["nbgrader"], schema)
-        except jsonschema.ValidationError as error:
+        if "nbgrader" not in cell.metadata:
+            continue
+        error = best_match(_metadata_validator().iter_errors(cell.metadata["nbgrader"]))
+        if error is not None:
             where = "".join(f"[{part!r}]" for part in error.absolute_path)
             problem = f"cell {index}: metadata.nbgrader{where}: {error.message[:200]}"
             return Reading(None, f"nbgrader metadata not of nbgrader's schema ({problem})")
