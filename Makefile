@@ -63,9 +63,10 @@ system-packages:
 	  echo "could not install $$missing: the tests that need them will skip"; \
 	else echo "no apt-get (or no root): $$missing not installed, the tests that need them will skip"; fi
 
+# One session: nbval's notebooks (a group each, tests/conftest.py) fill the workers' last minutes.
 test: lint system-packages hub-packages
-	$(PYTHON) -m pytest -n auto --dist loadgroup --durations=30 tests
-	$(PYTHON) -m pytest -n auto --dist loadfile --nbval --nbval-current-env --nbval-cell-timeout=120 solutions
+	$(PYTHON) -m pytest -n auto --dist loadgroup --durations=30 tests \
+	  --nbval --nbval-current-env --nbval-cell-timeout=120 solutions
 
 # The fast loop while editing one notebook: every test of tests/course/ whose id names it
 # (anatomy, release, messages, times, its grading cases graded both ways, its site page),

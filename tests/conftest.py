@@ -36,7 +36,14 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.loadscopereorder = False
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # nbval's items are a notebook's cells, which run in order in one kernel: one group per
+    # notebook (``make test`` runs them in this session, after the groups above).
+    for item in items:
+        if item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.xdist_group(f"nbval-{item.path.stem}"))
+
     def rank(item: pytest.Item) -> int:
         groups = {m.args[0] for m in item.iter_markers("xdist_group") if m.args}
         return min(

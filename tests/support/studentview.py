@@ -285,7 +285,8 @@ def colab_runtime(cache: Path) -> Path:
     the course; its ``bin/python``.
 
     Built once per set of pins and interpreter (about a minute with pip's cache warm) into
-    ``cache/runtime-<hash>`` and then only read: the Colab test layers its fresh environment
+    ``cache/runtime-<hash>`` and then only read (but for the byte-code its kernels write on
+    first import): the Colab test layers its fresh environment
     over it, the plotting tests run a kernel of it. A lock file makes concurrent pytest
     workers wait for one build; an older list's build is removed.
     """
@@ -304,7 +305,9 @@ def colab_runtime(cache: Path) -> Path:
         subprocess.run(
             [str(python), "-m", "pip", "install", "--quiet", "-r", str(COLAB_RUNTIME)],
             check=True,
-            env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+            # No byte-code at install (torch alone: about 14 s of CPU): the kernels write
+            # it for the modules they import, once.
+            env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_COMPILE": "1"},
         )
         installed = json.loads(
             subprocess.run(
