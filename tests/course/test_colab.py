@@ -52,6 +52,7 @@ from support.studentview import (
     colab_runtime,
     colab_version,
     completed_notebook,
+    execute_on_kernelspec,
     make_colab_env,
     runtime_cache,
 )
@@ -69,31 +70,11 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 def execute(env: ColabEnv, notebook: nbformat.NotebookNode, cwd: Path) -> nbformat.NotebookNode:
     """Run ``notebook`` (plus a probe cell) on the stand-in Colab kernel, errors allowed."""
-    from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import KernelManager
-    from nbclient import NotebookClient
-
     notebook = nbformat.from_dict(notebook)
     notebook.cells.append(nbformat.v4.new_code_cell(f"{VERSIONS}\n{PROBE}", id="colab-probe"))
-    manager = KernelManager(
-        kernel_name=env.kernel_name,
-        kernel_spec_manager=KernelSpecManager(kernel_dirs=env.kernel_dirs),
+    execute_on_kernelspec(
+        notebook, env.kernel_dirs, env.kernel_name, cwd, timeout=300, record_timing=False
     )
-    client = NotebookClient(
-        notebook,
-        km=manager,
-        timeout=300,
-        allow_errors=True,
-        record_timing=False,
-        resources={"metadata": {"path": str(cwd)}},
-    )
-    try:
-        client.execute()
-    finally:
-        # nbclient ends only the kernels of managers it made: without this, every notebook's
-        # kernel (torch loaded, about 350 MB) stayed until the test process ended.
-        if manager.has_kernel:
-            manager.shutdown_kernel(now=True)
     return notebook
 
 

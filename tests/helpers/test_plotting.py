@@ -282,31 +282,15 @@ plt.show()""",
 def run_in_kernel(python, workdir, env):
     """Run :data:`KERNEL_CELLS` in a kernel of ``python``; the executed notebook."""
     import nbformat
-    from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import KernelManager
-    from nbclient import NotebookClient
 
-    from support.studentview import ROOT, write_kernelspec
+    from support.studentview import ROOT, execute_on_kernelspec, write_kernelspec
 
     write_kernelspec(workdir / "kernels" / "widgets", python, {"PYTHONPATH": str(ROOT), **env})
     notebook = nbformat.v4.new_notebook(
         cells=[nbformat.v4.new_code_cell(source) for source in KERNEL_CELLS]
     )
-    manager = KernelManager(
-        kernel_name="widgets",
-        kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(workdir / "kernels")]),
-    )
-    try:
-        NotebookClient(
-            notebook,
-            km=manager,
-            timeout=120,
-            allow_errors=True,
-            resources={"metadata": {"path": str(workdir)}},  # helpers from PYTHONPATH, not cwd
-        ).execute()
-    finally:
-        if manager.has_kernel:  # nbclient ends only the kernels of managers it made
-            manager.shutdown_kernel(now=True)
+    # helpers from PYTHONPATH, not the working folder
+    execute_on_kernelspec(notebook, [str(workdir / "kernels")], "widgets", workdir, timeout=120)
     return notebook
 
 

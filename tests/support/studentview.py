@@ -367,6 +367,34 @@ def make_colab_env(workdir: Path, runtime: Path) -> ColabEnv:
     return env
 
 
+def execute_on_kernelspec(
+    notebook: nbformat.NotebookNode, kernel_dirs: list[str], kernel_name: str, cwd: Path, **options
+) -> None:
+    """Execute ``notebook`` in place on the kernelspec ``kernel_name`` of ``kernel_dirs`` (a
+    :func:`write_kernelspec`), errors allowed, in ``cwd``; ``options`` go to nbclient. The
+    kernel is shut down afterwards: nbclient ends only the kernels of managers it made
+    (each of these, torch loaded, held about 350 MB until the test process ended)."""
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+
+    manager = KernelManager(
+        kernel_name=kernel_name, kernel_spec_manager=KernelSpecManager(kernel_dirs=kernel_dirs)
+    )
+    client = NotebookClient(
+        notebook,
+        km=manager,
+        allow_errors=True,
+        resources={"metadata": {"path": str(cwd)}},
+        **options,
+    )
+    try:
+        client.execute()
+    finally:
+        if manager.has_kernel:
+            manager.shutdown_kernel(now=True)
+
+
 def write_kernelspec(kernel_dir: Path, python: Path, env: dict[str, str]) -> None:
     """A kernelspec in ``kernel_dir`` that starts ``python``'s ipykernel with ``env``."""
     kernel_dir.mkdir(parents=True, exist_ok=True)
