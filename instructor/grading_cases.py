@@ -233,11 +233,15 @@ def pack(cases: list[Case], prefix: str) -> list[Submission]:
     scores full marks.
     """
 
+    # Each answer parsed once: the pairs below are quadratic in the number of cases.
+    defined = {id(case): _defined_names(case) for case in cases}
+    used = {id(case): _used_names(case.source) for case in cases}
+
     def independent(a: Case, b: Case) -> bool:
         return (
             a.function != b.function
-            and not _defined_names(b) & _used_names(a.source)
-            and not _defined_names(a) & _used_names(b.source)
+            and not defined[id(b)] & used[id(a)]
+            and not defined[id(a)] & used[id(b)]
         )
 
     groups: list[list[Case]] = []
