@@ -335,7 +335,7 @@ CORPUS: list[Hostile] = [
     ),
     Hostile(
         "unstoppable_loop",
-        "a loop that swallows the interrupt: the notebook's time limit stops it",
+        "a loop that swallows the interrupt: the grader stops the notebook",
         _prepend(
             "one_hot",
             "import time\nwhile True:\n    try:\n        time.sleep(0.1)\n"

@@ -45,7 +45,7 @@ import nbformat
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_core.utils import ensure_async
 from nbclient import NotebookClient
-from nbclient.exceptions import DeadKernelError
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 
 from instructor import anatomy
@@ -476,16 +476,29 @@ async def _run(
     limits: Limits,
     session: KernelSession,
     student_view: bool,
-) -> Outcome:
+) -> tuple[Outcome, str]:
+    """How the notebook's execution ended, and the time limit that stopped it ("" if none)."""
+    notebook_limit = asyncio.timeout(limits.wall_seconds)
     try:
-        await asyncio.wait_for(
-            client.async_execute_graded(session, student_view),
-            timeout=limits.wall_seconds,
-        )
-    except TimeoutError:
-        return Outcome.TIME_LIMIT
-    except DeadKernelError:
-        return Outcome.KERNEL_DIED
+        async with notebook_limit:
+            await client.async_execute_graded(session, student_view)
+    except (TimeoutError, DeadKernelError) as stop:
+        # nbclient reads any cancellation of a cell as a dead kernel, the cancellation of
+        # the notebook's limit too: the limit itself says whether it expired.
+        if notebook_limit.expired():
+            return Outcome.TIME_LIMIT, (
+                f"the notebook ran longer than {limits.wall_seconds:g} s and the grader stopped it"
+            )
+        if isinstance(stop, CellTimeoutError):
+            # Interrupted at its limit, the cell did not end (a loop that catches
+            # KeyboardInterrupt, a main thread that never gets the GIL back).
+            return Outcome.TIME_LIMIT, (
+                f"a cell ran past its {limits.cell_seconds}-s limit and ignored the interrupt: "
+                "the grader stopped it"
+            )
+        if isinstance(stop, DeadKernelError):
+            return Outcome.KERNEL_DIED, ""
+        raise
     finally:
         if km.has_kernel:
             await km.shutdown_kernel(now=True)
@@ -493,7 +506,7 @@ async def _run(
         # thread and zmq context would stay open in the worker, ten descriptors per kernel.
         if client.kc is not None:
             client.kc.stop_channels()
-    return Outcome.OK
+    return Outcome.OK, ""
 
 
 def unexecuted(notebook: NotebookNode, outcome: Outcome, reason: str) -> ExecutionResult:
@@ -576,7 +589,7 @@ def _execute_once(
         # did to leave: they are ended first.
         with contextlib.nullcontext() if zygote else reaped():
             try:
-                outcome = asyncio.run(_run(client, km, limits, session, student_view))
+                outcome, detail = asyncio.run(_run(client, km, limits, session, student_view))
             finally:
                 if cgroup is not None:
                     cgroup.kill()
@@ -591,9 +604,7 @@ def _execute_once(
             cgroup.close()
         shutil.rmtree(workdir, ignore_errors=True)
         shutil.rmtree(probes, ignore_errors=True)
-    if outcome == Outcome.TIME_LIMIT:
-        detail = f"the notebook ran longer than {limits.wall_seconds:g} s and the grader stopped it"
-    elif outcome == Outcome.KERNEL_DIED:
+    if outcome == Outcome.KERNEL_DIED:
         detail = "the kernel died (memory or process limit, or the code ended its own process)"
     judgement = _judge(guarded, plan, session.verdicts, outcome, detail)
     executed = [c for c in guarded.cells if "grader_guard" not in c.metadata]

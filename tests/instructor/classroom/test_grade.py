@@ -138,8 +138,9 @@ def test_hostile_submission_gains_nothing(graded: dict, hostile) -> None:
 
 
 def test_a_time_limit_the_grader_enforced_is_reported_as_the_grader_s(graded: dict) -> None:
-    """A cell stopped at the cell time limit, and a notebook stopped at the notebook's, are
-    both said to be stopped by the grader, never blamed on a signal of the student's."""
+    """A cell stopped at the cell time limit, and a notebook stopped because its cell ignored
+    the interrupt, are both said to be stopped by the grader (naming the cell's limit),
+    never blamed on a signal of the student's."""
     root = graded["root"]
     autograded = root / "autograded" / "infinite_loop" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     errors = [
@@ -154,7 +155,10 @@ def test_a_time_limit_the_grader_enforced_is_reported_as_the_grader_s(graded: di
         for e in errors
     ), [(e.ename, e.evalue) for e in errors]
     stopped = graded["summaries"]["unstoppable_loop"].notebooks[ASSIGNMENT]
-    assert any("the grader stopped it" in note for note in stopped.notes), stopped
+    assert any(
+        "past its 5-s limit and ignored the interrupt: the grader stopped it" in note
+        for note in stopped.notes
+    ), stopped
     report = (root / "reports" / "integrity.md").read_text()
     assert "sent a signal" not in report.split("## unstoppable_loop", 1)[1].split("\n## ", 1)[0]
 

@@ -162,8 +162,11 @@ SPINNER_08 = (
     SPINNING_THREADS
     + ESCAPED_DAEMON
     + SPINNER_POOL
-    # Then the kernel ends, once the others are graded (about 15 s on an idle machine).
-    + "import os, time\ntime.sleep(20)\nos._exit(0)\n"
+    # Then the kernel ends, once the others are graded (about 15 s on an idle machine), at
+    # its own alarm: the OS ends it. (A main thread that slept and then called os._exit had
+    # to win the GIL from 16 threads first, which took until the 60-s cell limit.)
+    + "import signal, time\nsignal.signal(signal.SIGALRM, signal.SIG_DFL)\nsignal.alarm(20)\n"
+    + "time.sleep(30)\n"
 )
 LOOP_08 = '''\
 def causal_linear_attention(Q, K, V, eps=1e-6):

@@ -115,6 +115,42 @@ def test_figures_are_drawn_only_when_asked(figures: bool, drawn: bool, limits: L
     assert "text/plain" in kinds and not _errors(nbformat.from_dict(result.notebook).cells[1])
 
 
+UNSTOPPABLE = """\
+import time
+while True:
+    try:
+        time.sleep(0.1)
+    except KeyboardInterrupt:
+        pass
+"""
+SLOW = "import time\ntime.sleep(1.5)"
+
+
+@pytest.mark.parametrize(
+    ("cells", "wall", "named", "not_named"),
+    [
+        # A cell past its 2-s limit that catches the interrupt (nbclient then waits 4 s for
+        # the kernel's idle message): the cell's limit, well within the notebook's.
+        ([UNSTOPPABLE], 30, "a cell ran past its 2-s limit and ignored the interrupt", "notebook"),
+        # Every cell within its 2 s, the notebook past its own 4 s. nbclient reads the
+        # cancelled cell as a dead kernel: this was "the kernel died (memory or process
+        # limit, ...)".
+        ([SLOW] * 6, 4, "the notebook ran longer than 4 s", "a cell"),
+    ],
+    ids=["cell", "notebook"],
+)
+def test_a_stopped_notebook_names_the_limit_that_stopped_it(
+    cells: list[str], wall: int, named: str, not_named: str, limits: Limits
+) -> None:
+    """The student's feedback and the instructor's report name the limit that was reached."""
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    tight = Limits(wall_seconds=wall, cell_seconds=2, memory_mib=limits.memory_mib)
+    result = execute.execute_notebook(dict(notebook), "stopped", tight)
+    assert result.outcome == "time limit", (result.outcome, result.detail)
+    assert named in result.detail and not_named not in result.detail, result.detail
+    assert result.detail.endswith("the grader stopped it"), result.detail
+
+
 def test_a_worker_keeps_nothing_of_the_kernels_it_ran(limits: Limits) -> None:
     """A remote worker (``grade --scheduler``) runs thousands of kernels in one process:
     each must leave behind no descriptor (zmq contexts, event loops, sockets) and no thread
