@@ -143,6 +143,10 @@ def remove_hub_users(names: tuple[str, ...]) -> None:
             subprocess.run(["userdel", name], capture_output=True)
 
 
+KERNEL_GRACE_SECONDS = 10
+"""How long after the hub exits its users' kernels may take to end by themselves."""
+
+
 def processes_of(user: str) -> list[str]:
     """``user``'s processes that still run (state, pid, command line).
 
@@ -160,7 +164,8 @@ def course_hub(workdir: Path, roster_text: str, timeout: float = 120.0) -> Itera
     """``python -m instructor.hub`` with ``roster_text`` on free ports; stopped with SIGINT.
 
     On exit the hub must stop by itself after the SIGINT (its servers and its proxy too:
-    no process of a hub user is left); then its users are removed.
+    no process of a hub user is left once their kernels, which end by themselves when their
+    server is gone, have had :data:`KERNEL_GRACE_SECONDS`); then its users are removed.
     """
     from instructor.hub import Roster
 
@@ -205,7 +210,15 @@ def course_hub(workdir: Path, roster_text: str, timeout: float = 120.0) -> Itera
             raise AssertionError(
                 f"the hub did not stop on SIGINT:\n{log.read_text(errors='replace')[-3000:]}"
             ) from None
-        left = {name: processes_of(name) for name in roster.users}
+        # A server exits on SIGINT without waiting for its kernels ("Interrupted..."); each
+        # kernel ends by itself once it sees its parent gone (ipykernel looks every second):
+        # under load, that can come a moment after the hub has exited.
+        deadline = time.monotonic() + KERNEL_GRACE_SECONDS
+        while True:
+            left = {name: processes_of(name) for name in roster.users}
+            if not any(left.values()) or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
         assert not any(left.values()), f"processes left after the hub stopped: {left}"
     finally:
         if process.poll() is None:
