@@ -7,7 +7,7 @@ PYTHON := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 
-.PHONY: help lab test check lint format execute release readme site new benchmark grade clean system-packages publish-check hub hub-packages
+.PHONY: help lab test check lint format execute release readme site new benchmark grade clean system-packages publish-check hub hub-packages colab-runtime
 
 help:
 	@echo "make lab        open the course in JupyterLab (creates .venv the first time)"
@@ -63,8 +63,16 @@ system-packages:
 	  echo "could not install $$missing: the tests that need them will skip"; \
 	else echo "no apt-get (or no root): $$missing not installed, the tests that need them will skip"; fi
 
-# One session: nbval's notebooks (a group each, tests/conftest.py) fill the workers' last minutes.
-test: lint system-packages hub-packages
+# Colab's pinned runtime for the Colab and widget tests (tests/support/colab_image.py, standard
+# library only), in pytest's cache folder: the first test that needs it would build it otherwise.
+colab-runtime:
+	python3 tests/support/colab_image.py .pytest_cache/d/colab-runtime
+
+# The set-up steps side by side (-j): the install of .venv and the runtime's are one pip run
+# each, one core each. Then one session: nbval's notebooks (a group each, tests/conftest.py)
+# fill the workers' last minutes.
+test:
+	@$(MAKE) --no-print-directory -j4 lint system-packages hub-packages colab-runtime
 	$(PYTHON) -m pytest -n auto --dist loadgroup --durations=30 tests \
 	  --nbval --nbval-current-env --nbval-cell-timeout=120 solutions
 

@@ -29,8 +29,9 @@ Limits: Colab runs Python 3.13 and torch 2.11.0, this test the machine's Python 
 2.13.0; the front end is not Colab's (nbclient stores what the kernel sends; what Colab's
 browser side draws of a widget is not seen here).
 
-All of it is one test (one environment). The pinned runtime is built once (about a minute)
-and kept in pytest's cache; the test then takes about 3 minutes on two busy cores.
+All of it is one test (one environment). The pinned runtime is built once (about 45 s;
+``make test`` builds it while the course's environment installs) and kept in pytest's
+cache; the test then takes about 3 minutes on two busy cores.
 """
 
 from __future__ import annotations
@@ -44,17 +45,14 @@ import pytest
 
 from instructor import anatomy, registry
 from instructor.paths import NOTEBOOKS
+from support.colab_image import VERSIONS, colab_pins, colab_runtime, runtime_cache
 from support.studentview import (
-    VERSIONS,
     ColabEnv,
     assignments,
-    colab_pins,
-    colab_runtime,
     colab_version,
     completed_notebook,
     execute_on_kernelspec,
     make_colab_env,
-    runtime_cache,
 )
 
 pytestmark = pytest.mark.xdist_group("colab")

@@ -308,7 +308,7 @@ def test_sliders_progress_and_figures_in_a_kernel(stack, tmp_path, pytestconfig)
     the static figure and the widget, a moved slider redraws it, the widgets have counted
     ids, the progress bar is a widget, a plain figure is an image, and nothing is written
     to stderr (a red box in a notebook) or raises."""
-    from support.studentview import colab_runtime, runtime_cache
+    from support.colab_image import colab_runtime, runtime_cache
 
     if "7.7.1" in stack:
         python, major = colab_runtime(runtime_cache(pytestconfig)), "7"

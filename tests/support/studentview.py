@@ -10,8 +10,6 @@ set-up cell installs the course from the checkout as it would from GitHub on Col
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
 import json
 import os
 import re
@@ -20,7 +18,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -31,6 +28,7 @@ import nbformat
 
 from instructor import anatomy, registry
 from instructor.paths import COURSE_ROOT
+from support.colab_image import base_python
 
 ROOT = COURSE_ROOT
 ARTIFACTS = ROOT / "tests" / "artifacts"
@@ -48,10 +46,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-
-# What Colab preinstalls and the notebooks touch, at Colab's versions (the list names its
-# source and date). torch is the course machines' CPU wheel.
-COLAB_RUNTIME = Path(__file__).with_name("colab_runtime.txt")
 
 
 def assignments() -> list[str]:
@@ -248,23 +242,6 @@ def repository_copy(destination: Path) -> Path:
     return destination
 
 
-def colab_pins(path: Path = COLAB_RUNTIME) -> dict[str, str]:
-    """``{normalised name: version}`` of the pinned list (``name==version`` lines)."""
-    pins = {}
-    for line in path.read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if line:
-            name, version = line.split("==")
-            pins[re.sub(r"[-_.]+", "-", name).lower()] = version
-    return pins
-
-
-VERSIONS = """import importlib.metadata, json, re, sys
-print(json.dumps({re.sub(r"[-_.]+", "-", d.metadata["Name"]).lower(): d.version
-                  for d in importlib.metadata.distributions()}))"""
-"""Prints the installed distributions' versions, as ``{normalised name: version}``."""
-
-
 def _purelib(python: Path) -> Path:
     out = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
@@ -275,76 +252,17 @@ def _purelib(python: Path) -> Path:
     return Path(out.stdout.strip())
 
 
-def _base_python() -> str:
-    """The base interpreter, not this venv's: a new venv must not see the course's packages."""
-    return getattr(sys, "_base_executable", None) or shutil.which("python3") or sys.executable
-
-
-def colab_runtime(cache: Path) -> Path:
-    """A virtual environment with exactly the pinned list (Colab's versions) and nothing of
-    the course; its ``bin/python``.
-
-    Built once per set of pins and interpreter (about a minute with pip's cache warm) into
-    ``cache/runtime-<hash>`` and then only read (but for the byte-code its kernels write on
-    first import): the Colab test layers its fresh environment
-    over it, the plotting tests run a kernel of it. A lock file makes concurrent pytest
-    workers wait for one build; an older list's build is removed.
-    """
-    digest = hashlib.sha256(json.dumps(colab_pins(), sort_keys=True).encode())  # not comments
-    digest.update(f"{_base_python()} {sys.version}".encode())
-    key = f"runtime-{digest.hexdigest()[:16]}"
-    venv, python = cache / key, cache / key / "bin" / "python"
-    cache.mkdir(parents=True, exist_ok=True)
-    with (cache / "build.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if (venv / "complete").exists():
-            return python
-        for old in cache.glob("runtime-*"):
-            shutil.rmtree(old, ignore_errors=True)
-        subprocess.run([_base_python(), "-m", "venv", str(venv)], check=True)
-        subprocess.run(
-            [str(python), "-m", "pip", "install", "--quiet", "-r", str(COLAB_RUNTIME)],
-            check=True,
-            # No byte-code at install (torch alone: about 14 s of CPU): the kernels write
-            # it for the modules they import, once.
-            env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_COMPILE": "1"},
-        )
-        installed = json.loads(
-            subprocess.run(
-                [str(python), "-c", VERSIONS], check=True, capture_output=True, text=True
-            ).stdout
-        )
-        wrong = {
-            name: (version, installed.get(name))
-            for name, version in colab_pins().items()
-            if installed.get(name, "").split("+")[0] != version
-        }
-        if wrong:
-            raise RuntimeError(f"pip did not install the pinned versions: {wrong}")
-        (venv / "complete").write_text(COLAB_RUNTIME.read_text())
-    return python
-
-
-def runtime_cache(config: object) -> Path:
-    """Where :func:`colab_runtime` keeps its build: pytest's cache folder (``.pytest_cache``,
-    git-ignored; ``--cache-clear`` removes it), else a folder in the system's temp dir."""
-    cache = getattr(config, "cache", None)
-    if cache is not None:
-        return cache.mkdir("colab-runtime")
-    return Path(tempfile.gettempdir()) / "self-attention-colab-runtime"
-
-
 def make_colab_env(workdir: Path, runtime: Path) -> ColabEnv:
-    """A fresh venv with Colab's preinstalled packages at Colab's versions (``runtime``, a
-    :func:`colab_runtime`'s python, not the course), a ``google.colab`` stub imported at
-    kernel start, and a kernelspec for it.
+    """A fresh venv with Colab's preinstalled packages at Colab's versions (``runtime``, the
+    python of :func:`support.colab_image.colab_runtime`, not the course), a ``google.colab``
+    stub imported at kernel start, and a kernelspec for it.
 
     The new venv sees the runtime's packages through a ``.pth`` file (as Colab's
     ``dist-packages``) and gets what the set-up cells install (the course, torch-geometric)
     into its own ``site-packages``, so the runtime stays as built for the next test.
     """
     venv = workdir / "venv"
-    subprocess.run([_base_python(), "-m", "venv", str(venv)], check=True)
+    subprocess.run([base_python(), "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
     env = ColabEnv(venv, python, [str(workdir / "kernels")], "colab-standin", workdir / "repo")
     site = env.site_packages()
