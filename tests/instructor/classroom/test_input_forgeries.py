@@ -3,7 +3,8 @@ a trick scores exactly what its wrong answer scores alone, and no other student 
 
 For each notebook of the corpus (06, 08 and 10), one class is graded with ``ClassGrader`` per
 isolation (bubblewrap, and ``COURSE_SANDBOX=none``, each an xdist group of its own, in
-clones of one generated course per notebook: ``support.graded_class``): the reference
+clones of one generated course per notebook, on the test process's cluster for that
+isolation: ``support.graded_class``): the reference
 solution, one student with every wrong answer of that notebook, one with every trick
 (``trick``; a function's second trick goes to ``trick_2``, and so on: :func:`trick_student`).
 Scores are compared cell by cell, from the summaries the grader recorded. (A trick's test
@@ -45,7 +46,10 @@ def _trick_students(assignment: str) -> dict[str, dict[str, str]]:
 
 @pytest.fixture(scope="module", params=isolation_params("input_forgeries"))
 def graded(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, limits: Limits
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    limits: Limits,
+    shared_scheduler,
 ) -> dict:
     """Every notebook's class, graded with the isolation ``request.param``: the summaries
     by notebook and student, and the autograded notebooks."""
@@ -61,8 +65,14 @@ def graded(
             course.submit("wrong", course.solved({f.function: f.wrong for f in entries}))
             for student, tricks in _trick_students(assignment).items():
                 course.submit(student, course.solved(tricks))
+            # Three small classes: on this test process's cluster for the isolation
+            # (support.graded_class), not three clusters of their own.
             grader = ClassGrader(
-                course.root, workers=2, limits=limits, progress=False, feedback=False
+                course.root,
+                scheduler=shared_scheduler(),
+                limits=limits,
+                progress=False,
+                feedback=False,
             )
             summaries = grader.grade([assignment], log=lambda line: None)
             results["summaries"][assignment] = {s.student: s for s in summaries}
