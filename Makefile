@@ -66,7 +66,7 @@ system-packages:
 # Colab's pinned runtime for the Colab and widget tests (tests/support/colab_image.py, standard
 # library only), in pytest's cache folder: the first test that needs it would build it otherwise.
 colab-runtime:
-	python3 tests/support/colab_image.py .pytest_cache/d/colab-runtime
+	python3 tests/support/colab_image.py
 
 # The set-up steps side by side (-j): the install of .venv and the runtime's are one pip run
 # each, one core each. Then one session: nbval's notebooks (a group each, tests/conftest.py)

@@ -3,7 +3,7 @@ environment: built once per set of pins and interpreter, then only read.
 
 Standard library only, so that ``make test`` can build it with the base interpreter while
 the course's own environment installs (two single-threaded pip runs on two cores):
-``python3 tests/support/colab_image.py .pytest_cache/d/colab-runtime``. Otherwise the first
+``python3 tests/support/colab_image.py``, into :data:`PYTEST_CACHE`. Otherwise the first
 test that needs it builds it (:func:`colab_runtime`); a lock file makes every other one, in
 this run or beside it, wait for that build.
 """
@@ -24,6 +24,10 @@ from pathlib import Path
 # What Colab preinstalls and the notebooks touch, at Colab's versions (the list names its
 # source and date). torch is the course machines' CPU wheel.
 COLAB_RUNTIME = Path(__file__).with_name("colab_runtime.txt")
+
+CACHE_NAME = "colab-runtime"
+PYTEST_CACHE = Path(__file__).resolve().parents[2] / ".pytest_cache" / "d" / CACHE_NAME
+"""Where :func:`runtime_cache` points in a checkout with pytest's default cache folder."""
 
 VERSIONS = """import importlib.metadata, json, re, sys
 print(json.dumps({re.sub(r"[-_.]+", "-", d.metadata["Name"]).lower(): d.version
@@ -101,11 +105,9 @@ def runtime_cache(config: object) -> Path:
     folder in the system's temp dir."""
     cache = getattr(config, "cache", None)
     if cache is not None:
-        return cache.mkdir("colab-runtime")
+        return cache.mkdir(CACHE_NAME)
     return Path(tempfile.gettempdir()) / "self-attention-colab-runtime"
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python3 tests/support/colab_image.py CACHE_FOLDER")
-    print(f"Colab's runtime: {colab_runtime(Path(sys.argv[1]).resolve())}")
+    print(f"Colab's runtime: {colab_runtime(PYTEST_CACHE)}")
