@@ -3,8 +3,10 @@ suite's groups."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 
+import nbgrader.api
 import pytest
 
 from support.graded_class import SharedClusters
@@ -34,6 +36,16 @@ def pytest_configure(config: pytest.Config) -> None:
     # last, and one worker ran them alone for minutes at the end.
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
+    _ask_alembic_once()
+
+
+def _ask_alembic_once() -> None:
+    """nbgrader's ``Gradebook`` asks ``alembic heads`` (a Python process of its own, about a
+    second of CPU) for the migration head of every new gradebook, and the suite makes dozens
+    in its own processes; the answer is fixed by the installed nbgrader, so each test
+    process asks once. nbgrader's commands, run as processes of their own, still ask."""
+    if not hasattr(nbgrader.api.get_alembic_version, "cache_info"):
+        nbgrader.api.get_alembic_version = functools.cache(nbgrader.api.get_alembic_version)
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
