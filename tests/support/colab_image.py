@@ -76,12 +76,12 @@ def colab_runtime(cache: Path) -> Path:
         for old in cache.glob("runtime-*"):
             shutil.rmtree(old, ignore_errors=True)
         subprocess.run([base_python(), "-m", "venv", str(venv)], check=True)
+        # Byte-code at install, in `make test`'s set-up: the kernels import most of it (torch
+        # above all), and compiling it then costs as much as here, on a busier machine.
         subprocess.run(
             [str(python), "-m", "pip", "install", "--quiet", "-r", str(COLAB_RUNTIME)],
             check=True,
-            # No byte-code at install (torch alone: about 14 s of CPU): the kernels write
-            # it for the modules they import, once.
-            env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_COMPILE": "1"},
+            env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
         )
         installed = json.loads(
             subprocess.run(
