@@ -29,7 +29,7 @@ Limits: Colab runs Python 3.13 and torch 2.11.0, this test the machine's Python 
 2.13.0; the front end is not Colab's (nbclient stores what the kernel sends; what Colab's
 browser side draws of a widget is not seen here).
 
-All of it is one test (one environment). The pinned runtime is built once (about 45 s;
+All of it is one test (one environment). The pinned runtime is built once (about 35 s;
 ``make test`` builds it while the course's environment installs) and kept in pytest's
 cache; the test then takes about 3 minutes on two busy cores.
 """
