@@ -269,6 +269,7 @@ def graded(
     generated_course: ScratchCourse,
     tmp_path_factory: pytest.TempPathFactory,
     limits: Limits,
+    shared_scheduler: Callable[[], str],
 ) -> dict:
     mode: Isolation = request.param
     with graded_with(mode), pytest.MonkeyPatch.context() as patch:
@@ -308,7 +309,11 @@ def graded(
             return real_record(course_, hand_in, staged, executed)
 
         patch.setattr(grade_module, "record_hand_in", record)
-        grader = ClassGrader(course.root, workers=2, limits=limits, progress=False)
+        # On this test process's cluster for the isolation (support.graded_class): what is
+        # proven here happens in the grader's own process, not in a cluster of its own.
+        grader = ClassGrader(
+            course.root, scheduler=shared_scheduler(), limits=limits, progress=False
+        )
         log: list[str] = []
         summaries = grader.grade([ASSIGNMENT], log=log.append)
     return {"root": course.root, "summaries": {s.student: s for s in summaries}, "log": log}
