@@ -21,6 +21,7 @@ import pytest
 
 from instructor import anatomy
 from instructor.paths import ROOT_VARIABLE
+from support.colab_image import base_python
 from support.studentview import repository_copy
 
 NOTEBOOK = "01_vector_sets"
@@ -45,8 +46,7 @@ def installed(tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(work), "."], repo, env)
     (wheel,) = work.glob("*.whl")
-    base = getattr(sys, "_base_executable", None) or shutil.which("python3")
-    run([base, "-m", "venv", str(work / "venv")], work, env)
+    run([base_python(), "-m", "venv", str(work / "venv")], work, env)
     python = work / "venv" / "bin" / "python"
     # Today's pip first, as `make` does for .venv: the venv's bundled pip (23.2 with Python
     # 3.11.7) took 65 CPU-s for the install below, today's 46.

@@ -15,6 +15,8 @@ test_judge.py.)
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from instructor import anatomy
@@ -49,7 +51,7 @@ def graded(
     request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
     limits: Limits,
-    shared_scheduler,
+    shared_scheduler: Callable[[], str],
 ) -> dict:
     """Every notebook's class, graded with the isolation ``request.param``: the summaries
     by notebook and student, and the autograded notebooks."""
