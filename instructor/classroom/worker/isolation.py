@@ -30,6 +30,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -194,13 +195,13 @@ def _bwrap(writable: list[Path], home: Path) -> list[str]:
         Path(instructor.__file__).resolve().parent,
         Path(os.path.realpath(sys.executable)).parent.parent,
     }
-    for path in sorted(python):
-        # Parents the sandbox creates must be traversable by the unprivileged user.
+    binds = [("--ro-bind", path) for path in sorted(python)] + [("--bind", p) for p in writable]
+    for bind, path in binds:
+        # Parents the sandbox creates must be traversable by the unprivileged user (bwrap
+        # makes them 0700).
         for parent in reversed(path.parents[:-1]):
             args += ["--perms", "0755", "--dir", str(parent)]
-        args += ["--ro-bind", str(path), str(path)]
-    for path in writable:
-        args += ["--bind", str(path), str(path)]
+        args += [bind, str(path), str(path)]
     args += ["--chdir", str(home), "--clearenv"]
     for key, value in kernel_environment(home).items():
         args += ["--setenv", key, value]
@@ -407,12 +408,18 @@ def _usable_base(mount: _Mount, name: str) -> Path | None:
     return path
 
 
+def _owner_ended(folder: Path) -> bool:
+    """Whether ``folder``, named ``<word>-<pid>-<token>`` by a grading process, outlived it.
+    A reused pid keeps the folder until that process ends too."""
+    pid = folder.name.split("-")[1]
+    return pid.isdigit() and not psutil.pid_exists(int(pid))
+
+
 def _sweep(mount: _Mount) -> None:
     """Remove the folders of graders that have died without removing them (a Dask worker
     ended by its nanny runs no exit handler), ending whatever their kernels left running."""
     for base in mount.directory.glob("grade-*-*"):
-        pid = base.name.split("-")[1]
-        if pid.isdigit() and not psutil.pid_exists(int(pid)):
+        if _owner_ended(base):
             _remove_base(base)
 
 
@@ -494,6 +501,46 @@ def layout() -> Layout:
         if pid not in _LAYOUTS:
             _LAYOUTS[pid] = _discover()
         return _LAYOUTS[pid]
+
+
+_WORK_FOLDERS: dict[int, Path] = {}
+
+
+def work_folder() -> Path:
+    """This process's folder for its kernels' folders (the zygote's slots; the working and
+    probe folders of kernels started without it): ``kernels-<pid>-<token>`` in the temporary
+    folder, made on first use and removed when the process ends. A process that ends without
+    its exit handlers (a Dask worker ended by its nanny, a killed grader) leaves it: the next
+    one to start here removes it, as :func:`_sweep` does with cgroups."""
+    with _LOCK:
+        pid = os.getpid()
+        if pid not in _WORK_FOLDERS:
+            top = Path(tempfile.gettempdir())
+            _sweep_work_folders(top)
+            _WORK_FOLDERS[pid] = Path(tempfile.mkdtemp(prefix=f"kernels-{pid}-", dir=top))
+        return _WORK_FOLDERS[pid]
+
+
+def _sweep_work_folders(top: Path) -> None:
+    """Remove the work folders in ``top`` whose process has ended: only this user's (as root,
+    /tmp holds every user's), and never through a link."""
+    for stale in top.glob("kernels-*-*"):
+        with contextlib.suppress(OSError):
+            own = stale.lstat().st_uid == os.geteuid()
+            if own and stale.is_dir() and not stale.is_symlink() and _owner_ended(stale):
+                shutil.rmtree(stale, ignore_errors=True)
+
+
+def _remove_work_folder() -> None:
+    with _LOCK:
+        folder = _WORK_FOLDERS.pop(os.getpid(), None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+# After the zygote's own handlers (registered later, run first; exit priority 10).
+atexit.register(_remove_work_folder)
+multiprocessing.util.Finalize(None, _remove_work_folder, exitpriority=5)
 
 
 @atexit.register

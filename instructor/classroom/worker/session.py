@@ -67,6 +67,7 @@ from instructor.classroom.worker.isolation import (
     reaped,
     sandbox_command,
     sandbox_uid,
+    work_folder,
 )
 from instructor.classroom.worker.judge import (
     BEST_EFFORT,
@@ -458,7 +459,7 @@ def _start_lines(workdir: Path, probes: Path, figures: bool = False) -> list[str
 
 def _prepare_workdir(nb_name: str, uid: int, zygote: Zygote | None) -> Path:
     workdir = Path(
-        tempfile.mkdtemp(prefix=f"grade-{nb_name}-", dir=zygote.slots if zygote else None)
+        tempfile.mkdtemp(prefix=f"grade-{nb_name}-", dir=zygote.slots if zygote else work_folder())
     )
     (workdir / ".matplotlib").mkdir()
     if zygote is None:  # a forked kernel has matplotlib and its fonts loaded already
@@ -570,7 +571,7 @@ def _execute_once(
             ) from None
     workdir = _prepare_workdir(name, uid, zygote)
     # The kernel may read the probes' folder, and write only where Channel lets it.
-    probes = Path(tempfile.mkdtemp(prefix="probes-", dir=zygote.slots if zygote else None))
+    probes = Path(tempfile.mkdtemp(prefix="probes-", dir=zygote.slots if zygote else work_folder()))
     os.chmod(probes, 0o755)
     (workdir / f"{name}.ipynb").write_text(nbformat.writes(nb))
     cgroup = kernel_cgroup(limits.memory_mib * 1024 * 1024, limits.cores, limits.processes)

@@ -61,6 +61,7 @@ from instructor.classroom.worker.isolation import (
     kernel_environment,
     kernels_leave_root,
     rlimits,
+    work_folder,
     zygote_command,
 )
 
@@ -274,7 +275,7 @@ class Zygote:
 
     @classmethod
     def start(cls) -> Zygote:
-        slots = Path(tempfile.mkdtemp(prefix="grade-kernels-"))
+        slots = Path(tempfile.mkdtemp(prefix="zygote-", dir=work_folder()))
         os.chmod(slots, 0o711)  # kernels reach their own folder in it, and nothing else
         (slots / ".matplotlib").mkdir()
         copy_font_cache(slots / ".matplotlib")

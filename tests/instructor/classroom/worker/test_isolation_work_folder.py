@@ -1,0 +1,133 @@
+"""``work_folder``: the folders a grading process makes for its kernels go with it, even when
+it ends without running its exit handlers (a Dask worker ended by its nanny, a killed
+grader): the next grading process to start on the machine removes them."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from instructor.classroom.worker import isolation
+from instructor.classroom.worker.isolation import Isolation
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
+
+# A grading process that prints its work folder, then grades a notebook whose one cell
+# waits: it is killed while the kernel runs.
+GRADING = """
+import nbformat
+from instructor.classroom.worker import session
+from instructor.classroom.worker.isolation import Limits, work_folder
+print(work_folder(), flush=True)
+cell = nbformat.v4.new_code_cell("import time\\nopen('running', 'w').close()\\ntime.sleep(120)")
+notebook = nbformat.v4.new_notebook(cells=[cell])
+session.execute_notebook(dict(notebook), "abrupt", Limits(wall_seconds=200, cell_seconds=150))
+"""
+SWEEP = "from instructor.classroom.worker.isolation import work_folder; print(work_folder())"
+
+
+def _ended_pid() -> int:
+    finished = subprocess.Popen(["true"])
+    finished.wait()
+    return finished.pid
+
+
+def _environment(mode: Isolation) -> dict[str, str]:
+    environment = dict(os.environ)
+    environment.pop("COURSE_SANDBOX", None)
+    if mode is Isolation.NONE:
+        environment["COURSE_SANDBOX"] = "none"
+    return environment
+
+
+@pytest.mark.parametrize("mode", list(Isolation), ids=str)
+def test_the_folders_of_a_killed_grader_are_removed_by_the_next(mode: Isolation) -> None:
+    """With bubblewrap (the zygote's slots, as root) and without (the kernel's working and
+    probe folders): SIGKILL in the middle of a notebook leaves the folder; the next grading
+    process removes it and makes its own."""
+    if mode is Isolation.BWRAP and isolation.isolation() is not Isolation.BWRAP:
+        pytest.skip("bubblewrap does not work here (make system-packages installs it)")
+    grader = subprocess.Popen(
+        [sys.executable, "-c", GRADING],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_environment(mode),
+    )
+    try:
+        assert grader.stdout is not None
+        folder = Path(grader.stdout.readline().strip())
+        for _ in range(600):  # until the kernel runs the cell
+            if list(folder.rglob("grade-abrupt-*/running")):
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail(f"no kernel ran the cell in {folder}")
+        grader.send_signal(signal.SIGKILL)
+        grader.wait(timeout=30)
+    finally:
+        grader.kill()
+    assert folder.is_dir()  # the killed process removed nothing
+    next_one = subprocess.run(
+        [sys.executable, "-c", SWEEP],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=_environment(mode),
+    )
+    assert not folder.exists()
+    made = Path(next_one.stdout.strip())
+    assert made != folder and not made.exists()  # and its own went with its normal exit
+
+
+def test_only_this_user_s_folders_of_ended_processes_are_swept(tmp_path: Path) -> None:
+    ended, alive = _ended_pid(), os.getpid()
+    stale = tmp_path / f"kernels-{ended}-abc"
+    (stale / "zygote-x" / "grade-01-y").mkdir(parents=True)
+    (stale / "zygote-x" / "grade-01-y" / "answer.txt").write_text("left")
+    live = tmp_path / f"kernels-{alive}-abc"
+    live.mkdir()
+    target = tmp_path / "somebody's folder"
+    target.mkdir()
+    link = tmp_path / f"kernels-{ended}-link"
+    link.symlink_to(target)
+    unrelated = tmp_path / f"grade-{ended}-abc"
+    unrelated.mkdir()
+    others = None
+    if os.geteuid() == 0:
+        others = tmp_path / f"kernels-{ended}-nobody"
+        others.mkdir()
+        os.chown(others, 65534, 65534)
+    isolation._sweep_work_folders(tmp_path)
+    assert not stale.exists()
+    assert live.is_dir() and target.is_dir() and link.is_symlink() and unrelated.is_dir()
+    if others is not None:
+        assert others.is_dir()  # another user's, even where root could remove it
+
+
+def test_a_process_that_ends_normally_removes_its_folder(tmp_path: Path) -> None:
+    """The exit handler, and the finaliser a multiprocessing child (a Dask worker) runs."""
+    script = tmp_path / "two_processes.py"
+    script.write_text(
+        "import multiprocessing\n"
+        "from instructor.classroom.worker.isolation import work_folder\n"
+        "def child(queue):\n"
+        "    queue.put(str(work_folder()))\n"
+        "if __name__ == '__main__':\n"
+        "    spawn = multiprocessing.get_context('spawn')\n"
+        "    queue = spawn.Queue()\n"
+        "    process = spawn.Process(target=child, args=(queue,))\n"
+        "    process.start()\n"
+        "    print(queue.get())\n"
+        "    process.join()\n"
+        "    print(work_folder())\n"
+    )
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True)
+    printed = run.stdout.split()
+    assert len(printed) == 2 and printed[0] != printed[1]
+    assert not any(Path(folder).exists() for folder in printed)
