@@ -189,7 +189,7 @@ class Channel:
     ) -> tuple[Any, dict]:
         # realpath differs for a link, is_dir is false for anything but a folder.
         if not response.is_dir() or os.path.realpath(response) != str(response):
-            raise ProbeError("the kernel replaced its answer folder")
+            raise ProbeError("the kernel removed or replaced its answer folder")
         reader = wire.Reader(response)
         reader.modules = lambda record: stand_in(record, reader, self)
         try:

@@ -198,7 +198,15 @@ def test_an_answer_that_is_not_data_breaks_the_protocol(kernel, channel, monkeyp
         response.symlink_to(Path(folder) / "elsewhere")
 
     monkeypatch.setattr(probe_kernel, "answer", replaced_folder)
-    with pytest.raises(ProbeError, match="replaced its answer folder"):
+    with pytest.raises(ProbeError, match="removed or replaced its answer folder"):
+        remote()
+
+    def removed_folder(folder: str) -> None:
+        real_answer(folder)
+        shutil.rmtree(Path(folder) / "response")
+
+    monkeypatch.setattr(probe_kernel, "answer", removed_folder)
+    with pytest.raises(ProbeError, match="removed or replaced its answer folder"):
         remote()
 
 
