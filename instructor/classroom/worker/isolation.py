@@ -508,23 +508,30 @@ _WORK_FOLDERS: dict[int, Path] = {}
 
 def work_folder() -> Path:
     """This process's folder for its kernels' folders (the zygote's slots; the working and
-    probe folders of kernels started without it): ``kernels-<pid>-<token>`` in the temporary
-    folder, made on first use and removed when the process ends. A process that ends without
-    its exit handlers (a Dask worker ended by its nanny, a killed grader) leaves it: the next
-    one to start here removes it, as :func:`_sweep` does with cgroups."""
+    probe folders of kernels started without it): ``kernels-<pid>-<pid namespace>-<token>``
+    in the temporary folder, made on first use and removed when the process ends. A process
+    that ends without its exit handlers (a Dask worker ended by its nanny, a killed grader)
+    leaves it: the next one to start here removes it, as :func:`_sweep` does with cgroups."""
     with _LOCK:
         pid = os.getpid()
         if pid not in _WORK_FOLDERS:
             top = Path(tempfile.gettempdir())
             _sweep_work_folders(top)
-            _WORK_FOLDERS[pid] = Path(tempfile.mkdtemp(prefix=f"kernels-{pid}-", dir=top))
+            prefix = f"kernels-{pid}-{_pid_namespace()}-"
+            _WORK_FOLDERS[pid] = Path(tempfile.mkdtemp(prefix=prefix, dir=top))
         return _WORK_FOLDERS[pid]
+
+
+def _pid_namespace() -> int:
+    """This process's PID namespace (its inode): a pid means a process only within it."""
+    return os.stat("/proc/self/ns/pid").st_ino
 
 
 def _sweep_work_folders(top: Path) -> None:
     """Remove the work folders in ``top`` whose process has ended: only this user's (as root,
-    /tmp holds every user's), and never through a link."""
-    for stale in top.glob("kernels-*-*"):
+    /tmp holds every user's), of this PID namespace (a container that shares the folder has
+    pids of its own), and never through a link."""
+    for stale in top.glob(f"kernels-*-{_pid_namespace()}-*"):
         with contextlib.suppress(OSError):
             own = stale.lstat().st_uid == os.geteuid()
             if own and stale.is_dir() and not stale.is_symlink() and _owner_ended(stale):

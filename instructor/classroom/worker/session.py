@@ -457,9 +457,11 @@ def _start_lines(workdir: Path, probes: Path, figures: bool = False) -> list[str
     return lines
 
 
-def _prepare_workdir(nb_name: str, uid: int, zygote: Zygote | None) -> Path:
+def _prepare_workdir(uid: int, zygote: Zygote | None) -> Path:
+    # A name of fixed length, whatever the notebook's: the kernel's Unix sockets are in this
+    # folder, and a socket's path may not be longer than 107 bytes.
     workdir = Path(
-        tempfile.mkdtemp(prefix=f"grade-{nb_name}-", dir=zygote.slots if zygote else work_folder())
+        tempfile.mkdtemp(prefix="notebook-", dir=zygote.slots if zygote else work_folder())
     )
     (workdir / ".matplotlib").mkdir()
     if zygote is None:  # a forked kernel has matplotlib and its fonts loaded already
@@ -569,7 +571,7 @@ def _execute_once(
             raise GraderEnvironmentError(
                 f"the kernel cannot load the grader's code: {error}. {INSTALL_HINT}"
             ) from None
-    workdir = _prepare_workdir(name, uid, zygote)
+    workdir = _prepare_workdir(uid, zygote)
     # The kernel may read the probes' folder, and write only where Channel lets it.
     probes = Path(tempfile.mkdtemp(prefix="probes-", dir=zygote.slots if zygote else work_folder()))
     os.chmod(probes, 0o755)

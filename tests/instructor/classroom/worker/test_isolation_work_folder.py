@@ -63,7 +63,7 @@ def test_the_folders_of_a_killed_grader_are_removed_by_the_next(mode: Isolation)
         assert grader.stdout is not None
         folder = Path(grader.stdout.readline().strip())
         for _ in range(600):  # until the kernel runs the cell
-            if list(folder.rglob("grade-abrupt-*/running")):
+            if list(folder.rglob("notebook-*/running")):
                 break
             time.sleep(0.1)
         else:
@@ -86,26 +86,31 @@ def test_the_folders_of_a_killed_grader_are_removed_by_the_next(mode: Isolation)
 
 
 def test_only_this_user_s_folders_of_ended_processes_are_swept(tmp_path: Path) -> None:
-    ended, alive = _ended_pid(), os.getpid()
-    stale = tmp_path / f"kernels-{ended}-abc"
-    (stale / "zygote-x" / "grade-01-y").mkdir(parents=True)
-    (stale / "zygote-x" / "grade-01-y" / "answer.txt").write_text("left")
-    live = tmp_path / f"kernels-{alive}-abc"
+    ended, alive, here = _ended_pid(), os.getpid(), isolation._pid_namespace()
+    stale = tmp_path / f"kernels-{ended}-{here}-abc"
+    (stale / "zygote-x" / "notebook-y").mkdir(parents=True)
+    (stale / "zygote-x" / "notebook-y" / "answer.txt").write_text("left")
+    live = tmp_path / f"kernels-{alive}-{here}-abc"
     live.mkdir()
+    # The same pid in another PID namespace (a container sharing the folder) is another
+    # process, which may well run.
+    elsewhere = tmp_path / f"kernels-{ended}-{here + 1}-abc"
+    elsewhere.mkdir()
     target = tmp_path / "somebody's folder"
     target.mkdir()
-    link = tmp_path / f"kernels-{ended}-link"
+    link = tmp_path / f"kernels-{ended}-{here}-link"
     link.symlink_to(target)
-    unrelated = tmp_path / f"grade-{ended}-abc"
+    unrelated = tmp_path / f"grade-{ended}-{here}-abc"
     unrelated.mkdir()
     others = None
     if os.geteuid() == 0:
-        others = tmp_path / f"kernels-{ended}-nobody"
+        others = tmp_path / f"kernels-{ended}-{here}-nobody"
         others.mkdir()
         os.chown(others, 65534, 65534)
     isolation._sweep_work_folders(tmp_path)
     assert not stale.exists()
-    assert live.is_dir() and target.is_dir() and link.is_symlink() and unrelated.is_dir()
+    assert live.is_dir() and elsewhere.is_dir() and unrelated.is_dir()
+    assert target.is_dir() and link.is_symlink()
     if others is not None:
         assert others.is_dir()  # another user's, even where root could remove it
 

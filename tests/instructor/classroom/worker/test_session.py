@@ -164,3 +164,11 @@ def test_a_worker_keeps_nothing_of_the_kernels_it_ran(limits: Limits) -> None:
     gc.collect()
     assert len(os.listdir("/proc/self/fd")) - descriptors < 3, "descriptors left open"
     assert threading.active_count() <= threads, "threads left running"
+
+
+def test_a_long_notebook_name_does_not_lengthen_the_kernel_s_sockets(limits: Limits) -> None:
+    """The kernel's Unix sockets are in its working folder, and a socket's path has at most
+    107 bytes: the folder's name does not grow with the notebook's."""
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1)")])
+    result = execute.execute_notebook(dict(notebook), "a_notebook_" + "n" * 100, limits)
+    assert result.outcome == "ok", result.detail
