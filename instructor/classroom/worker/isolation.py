@@ -166,6 +166,9 @@ def kernel_environment(workdir: Path) -> dict[str, str]:
         "MPLCONFIGDIR": str(workdir / ".matplotlib"),
         "IPYTHONDIR": str(workdir / ".ipython"),
         "JUPYTER_RUNTIME_DIR": str(workdir / ".jupyter"),
+        # Temporary files go with the notebook (PyG writes a module for each GATConv it
+        # builds), not into /tmp.
+        "TMPDIR": str(workdir),
         "PYTHONDONTWRITEBYTECODE": "1",
         "LANG": "C.UTF-8",
     }

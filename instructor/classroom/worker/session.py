@@ -147,6 +147,9 @@ class SandboxedKernelManager(AsyncKernelManager):
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
         # The kernel's own console chatter is not the grader's business.
         kw.update(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # Without bubblewrap the kernel inherits this environment, and the machine's /tmp
+        # (in the sandbox, isolation.kernel_environment sets the same).
+        kw["env"] = {**kw.get("env", os.environ), "TMPDIR": str(self.workdir)}
         await super()._async_launch_kernel(kernel_cmd, **kw)
 
     def write_connection_file(self, **kwargs: Any) -> tuple[str, dict]:
