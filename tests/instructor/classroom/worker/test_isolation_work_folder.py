@@ -15,6 +15,7 @@ import pytest
 
 from instructor.classroom.worker import isolation
 from instructor.classroom.worker.isolation import Isolation
+from support.graded_class import graded_with
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
 
@@ -38,48 +39,32 @@ def _ended_pid() -> int:
     return finished.pid
 
 
-def _environment(mode: Isolation) -> dict[str, str]:
-    environment = dict(os.environ)
-    environment.pop("COURSE_SANDBOX", None)
-    if mode is Isolation.NONE:
-        environment["COURSE_SANDBOX"] = "none"
-    return environment
-
-
 @pytest.mark.parametrize("mode", list(Isolation), ids=str)
 def test_the_folders_of_a_killed_grader_are_removed_by_the_next(mode: Isolation) -> None:
     """With bubblewrap (the zygote's slots, as root) and without (the kernel's working and
     probe folders): SIGKILL in the middle of a notebook leaves the folder; the next grading
     process removes it and makes its own."""
-    if mode is Isolation.BWRAP and isolation.isolation() is not Isolation.BWRAP:
-        pytest.skip("bubblewrap does not work here (make system-packages installs it)")
-    grader = subprocess.Popen(
-        [sys.executable, "-c", GRADING],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=_environment(mode),
-    )
-    try:
-        assert grader.stdout is not None
-        folder = Path(grader.stdout.readline().strip())
-        for _ in range(600):  # until the kernel runs the cell
-            if list(folder.rglob("notebook-*/running")):
-                break
-            time.sleep(0.1)
-        else:
-            pytest.fail(f"no kernel ran the cell in {folder}")
-        grader.send_signal(signal.SIGKILL)
-        grader.wait(timeout=30)
-    finally:
-        grader.kill()
-    assert folder.is_dir()  # the killed process removed nothing
-    next_one = subprocess.run(
-        [sys.executable, "-c", SWEEP],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=_environment(mode),
-    )
+    with graded_with(mode):  # COURSE_SANDBOX for both processes below
+        grader = subprocess.Popen(
+            [sys.executable, "-c", GRADING], stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert grader.stdout is not None
+            folder = Path(grader.stdout.readline().strip())
+            for _ in range(600):  # until the kernel runs the cell
+                if list(folder.rglob("notebook-*/running")):
+                    break
+                time.sleep(0.1)
+            else:
+                pytest.fail(f"no kernel ran the cell in {folder}")
+            grader.send_signal(signal.SIGKILL)
+            grader.wait(timeout=30)
+        finally:
+            grader.kill()
+        assert folder.is_dir()  # the killed process removed nothing
+        next_one = subprocess.run(
+            [sys.executable, "-c", SWEEP], capture_output=True, text=True, check=True
+        )
     assert not folder.exists()
     made = Path(next_one.stdout.strip())
     assert made != folder and not made.exists()  # and its own went with its normal exit
