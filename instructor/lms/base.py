@@ -22,6 +22,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from ..student_ids import MAX_BYTES, MAX_CHARS, PUNCTUATION
 from .errors import IntakeError, SubmissionExists, UnknownLayout
 from .roster import LmsIdentity
 
@@ -41,6 +42,8 @@ __all__ = [
     "SubmittedFile",
     "TimeSource",
     "UnknownLayout",
+    "id_part",
+    "lms_student_id",
     "notebook_of",
     "slug",
 ]
@@ -208,10 +211,67 @@ def notebook_of(
 
 
 def slug(name: str) -> str:
-    """A filesystem-safe lower-case id: accents dropped, every run of other characters than
-    letters and digits an underscore (``Jane  O'Neil-Smith`` -> ``jane_o_neil_smith``)."""
-    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
-    return re.sub(r"[^a-z0-9]+", "_", ascii_name.lower()).strip("_")
+    """A filesystem-safe lower-case id that keeps the letters of every script: a Latin
+    letter whose decomposition starts with an ASCII letter is written as that letter (its
+    accents dropped, as this slug always did: ``José`` -> ``jose``), every other letter and
+    digit as it is, with its marks (``ß``, ``ø``, ``王``, ``γιώργος``, Devanagari's vowel
+    signs), composed (NFC: a name typed decomposed gives the same slug); every run of ASCII
+    characters that are no letter or digit is one underscore (``Jane  O'Neil-Smith`` ->
+    ``jane_o_neil_smith``), other symbols are dropped. Empty when no letter or digit is
+    left (``★``)."""
+    out: list[str] = []
+    mark_follows_kept = False
+    for char in unicodedata.normalize("NFKD", name):
+        kind = unicodedata.category(char)
+        if char.isascii():
+            mark_follows_kept = False
+            out.append(char.lower() if char.isalnum() else "_")
+        elif kind in _MARK_KINDS:
+            # a mark of a letter kept as it is (γ + ́), not of one folded to ASCII (e + ́)
+            if mark_follows_kept:
+                out.append(char)
+        elif kind in _LETTER_KINDS:
+            mark_follows_kept = True
+            out.append(char.lower())
+        else:
+            mark_follows_kept = False
+    text = unicodedata.normalize("NFC", "".join(out))
+    return re.sub(r"_+", "_", text).strip("_")
+
+
+_LETTER_KINDS = ("Lu", "Ll", "Lt", "Lm", "Lo", "Nd")
+_MARK_KINDS = ("Mn", "Mc")
+
+
+def id_part(text: str) -> str:
+    """``text`` with what the student id rule refuses taken out: composed (NFC), each run of
+    other characters than letters, digits, marks and ``. _ @ -`` one underscore, and nothing
+    before its first letter or digit (``_ő`` of a Canvas name that starts with a connector)."""
+    text = unicodedata.normalize("NFC", text)
+    kept = []
+    for char in text:
+        kind = unicodedata.category(char)
+        allowed = kind in _LETTER_KINDS or kind in _MARK_KINDS or char in PUNCTUATION
+        kept.append(char if allowed else "_")
+    cleaned = re.sub(r"_+", "_", "".join(kept))
+    start = next(
+        (i for i, char in enumerate(cleaned) if unicodedata.category(char) in _LETTER_KINDS),
+        len(cleaned),
+    )
+    return cleaned[start:].rstrip("_")
+
+
+def lms_student_id(name: str, own_id: str) -> str:
+    """The student id ``<name>_<own id>`` (``own_id``: the LMS's own number for the student,
+    which keeps namesakes apart), with ``name`` cut so that the id fits the id rule's
+    length (:data:`instructor.student_ids.MAX_CHARS` characters, ``MAX_BYTES`` bytes); the
+    LMS's own id alone when no letter or digit of the name is left."""
+    suffix = f"_{own_id}"
+    name = id_part(name)[: max(0, MAX_CHARS - len(suffix))]
+    while name and len((name + suffix).encode("utf-8")) > MAX_BYTES:
+        name = name[:-1]
+    name = name.rstrip("_.@-")
+    return f"{name}{suffix}" if name else own_id
 
 
 class Lms:

@@ -7,7 +7,10 @@ layout of nbgrader's documented ``zip_collect`` example (nbgrader docs, "Importi
 submissions from an LMS"), which follows Blackboard Help, "Download Assignments"; no
 Blackboard source is public. The title is the assignment's title as is, spaces included
 (``Homework 1_jsmith_attempt_...``). The username is read between the title and
-``_attempt_``, so it may hold underscores and dots. The title: ``lms.toml``'s
+``_attempt_``, so it may hold underscores and dots; it is the student id, in any script,
+composed (NFC); where that is not the username as the download spells it (decomposed, NFD),
+the username is kept (``lms_students.json``) and the export writes it. A username the id
+rule refuses is refused. The title: ``lms.toml``'s
 ``blackboard_title`` (or ``assignment=``), else a notebook name all names start with,
 else the one prefix all names share up to an underscore (refused when it could end at two
 underscores: ``Homework 1_st_jsmith`` and ``Homework 1_st_mdoe`` may be usernames
@@ -20,13 +23,22 @@ from __future__ import annotations
 import logging
 import os
 import re
+import unicodedata
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 
-from .base import IntakeError, Lms, Parsed, ReadContext
+from .base import (
+    IntakeError,
+    Lms,
+    Parsed,
+    ReadContext,
+    StudentSubmission,
+)
 from .config import LmsConfig
 from .csv_safety import write_rows
+from .roster import LmsIdentity
 from .table import Finals, GradeItem, GradeTable, format_points, score_cells
 
 __all__ = [
@@ -116,11 +128,21 @@ class Blackboard(Lms):
         prefix = context.title or ""
         head = match["head"]
         username = head[len(prefix) + 1 :] if head.startswith(prefix + "_") else head
+        student = unicodedata.normalize("NFC", username)
+        # The upload matches the username as Blackboard spells it: kept where the id is not
+        # it (lms_students.json), and written by the export instead of the id.
         return Parsed(
-            student=username,
+            student=student,
             file_name=match["file"],
+            lms_user_id=username if student != username else None,
             timestamp=parse_time(match["time"], context.tz),
         )
+
+    def identity(self, submission: StudentSubmission) -> LmsIdentity | None:
+        """The username, where the student id is not it (a decomposed or refused one)."""
+        if not submission.lms_user_id:
+            return None
+        return LmsIdentity(self.name, submission.lms_user_id)
 
     def ignored(self, name: str) -> str | None:
         match = _BLACKBOARD.fullmatch(name[: -len(".txt")]) if name.endswith(".txt") else None
@@ -134,7 +156,22 @@ class Blackboard(Lms):
             "blackboard_id",
             "Blackboard's upload makes each such column a new text column",
         )
-        return [write_blackboard(finals.table(items), folder / "blackboard.csv")]
+        return [write_blackboard(blackboard_table(finals, items), folder / "blackboard.csv")]
+
+
+def blackboard_table(finals: Finals, items: tuple[GradeItem, ...]) -> GradeTable:
+    """``finals`` keyed by Blackboard username: the student id, or the username a Blackboard
+    download named where the id is not it (``lms_students.json``)."""
+    usernames = {
+        student: identity.user_id
+        for (student, _), identity in sorted(finals.identities.items())
+        if identity.lms == "blackboard"
+    }
+    table = finals.table(items)
+    return GradeTable(
+        table.items,
+        tuple(replace(t, student=usernames.get(t.student, t.student)) for t in table.students),
+    )
 
 
 def blackboard_header(item: GradeItem) -> str:

@@ -17,27 +17,38 @@ The download, as Canvas's zipper names it (instructure/canvas-lms ``lib/content_
 - no submission time: every zip entry gets the time the zip was built. A ``LATE`` file's
   time must come from elsewhere (a times file, :mod:`.times`).
 
-Student id: the name (two students with one name become ``<name>_<user id>``; an anonymous
-one is ``anon_<anonymous id>``). The Canvas user id is kept (``lms_students.json``): the
-Gradebook import matches it first.
+Student id: the name, composed (NFC), in whatever script it is written (two students with
+one name become ``<name>_<user id>``; an anonymous one is ``anon_<anonymous id>``; a name
+the id rule refuses, too long, or of no word character at all, ``<what fits>_<user id>``
+or the user id alone: :func:`canvas_student_id`). The Canvas user id is kept
+(``lms_students.json``): the Gradebook import matches it first.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
-from .base import Lms, Parsed, ReadContext, SubmittedFile, notebook_of
+from ..student_ids import id_problem
+from .base import Lms, Parsed, ReadContext, SubmittedFile, lms_student_id, notebook_of
 from .config import LmsConfig
 from .csv_safety import write_rows
 from .table import Finals, GradeItem, GradeTable, StudentTotal, format_points, score_cells
 
-__all__ = ["CANVAS_IDENTITY", "Canvas", "canvas_header", "canvas_table", "write_canvas"]
+__all__ = [
+    "CANVAS_IDENTITY",
+    "Canvas",
+    "canvas_header",
+    "canvas_student_id",
+    "canvas_table",
+    "write_canvas",
+]
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +56,7 @@ CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 CanvasId = Literal["ID", "SIS User ID", "SIS Login ID"]
 
 _NAMED = re.compile(
-    r"(?P<slug>[^/]+?)(?P<late>_LATE)?_(?P<user_id>\d+)_(?P<attachment>\d+)_(?P<file>[^/]+)"
+    r"(?P<slug>[^/]*?)(?P<late>_LATE)?_(?P<user_id>\d+)_(?P<attachment>\d+)_(?P<file>[^/]+)"
 )
 _ANONYMOUS = re.compile(
     r"(?P<late>LATE_)?anon_(?P<anonymous_id>[A-Za-z0-9]+)_(?P<attachment>\d+)_(?P<file>[^/]+)"
@@ -55,6 +66,28 @@ _UUID_SUFFIX = re.compile(
 )
 UUID_RESUBMISSION = 8
 """The resubmission number of a ``name-<uuid>`` file: after ``-1`` to ``-7``."""
+
+
+def canvas_student_id(name: str, user_id: str) -> str:
+    """The student id of a Canvas name: the name as the zipper wrote it, composed (NFC: a
+    name typed decomposed on a Mac is the same name), where that is a student id; else
+    ``<name>_<user id>`` with what the id rule refuses taken out (a name that starts with a
+    connector or a mark, holds another connector than ``_``, or is longer than an id), or
+    the user id alone for a name of no word character at all (``★``: the zipper writes
+    ``_<user id>_...``). A name holding what the zipper never writes (``*``, a space) is
+    returned as it is, and refused."""
+    composed = unicodedata.normalize("NFC", name)
+    if not id_problem(composed) or not all(_ruby_word(char) for char in composed):
+        # a name of other characters was not written by Canvas's zipper: refused as it is
+        return composed
+    return lms_student_id(composed, user_id)
+
+
+def _ruby_word(char: str) -> bool:
+    """Onigmo's ``[[:word:]]``, what Canvas's ``sanitize_file_name`` keeps: a letter, a
+    mark, a decimal digit or a connector (``_``, ``‿``)."""
+    kind = unicodedata.category(char)
+    return kind[0] in "LM" or kind in ("Nd", "Pc")
 
 
 class Canvas(Lms):
@@ -75,7 +108,7 @@ class Canvas(Lms):
             )
         if match := _NAMED.fullmatch(name):
             return Parsed(
-                student=match["slug"],
+                student=canvas_student_id(match["slug"], match["user_id"]),
                 file_name=match["file"],
                 lms_user_id=match["user_id"],
                 late=bool(match["late"]),
@@ -99,7 +132,9 @@ class Canvas(Lms):
         for student, files in found.items():
             users = {parsed.lms_user_id for parsed, _ in files}
             for parsed, file in files:
-                key = f"{student}_{parsed.lms_user_id}" if len(users) > 1 else student
+                key = (
+                    lms_student_id(student, parsed.lms_user_id or "") if len(users) > 1 else student
+                )
                 result[key].append((replace(parsed, student=key), file))
         return result
 

@@ -11,20 +11,25 @@ marking the name is ``Participant``. The participant id is ``get_uniqueid_for_us
 assignment's own number for the student (``assign_user_mapping``), not the Moodle user id.
 No submission time is named.
 
-Student id: the name as a filesystem-safe slug, then the participant id: ``Jane Smith``
-4242 -> ``jane_smith_4242``; the display name and participant id are kept
-(``lms_students.json``): only the assignment's grading worksheet matches them.
+Student id: the name as a filesystem-safe slug that keeps the letters of every script
+(:func:`instructor.lms.base.slug`), then the participant id: ``Jane Smith`` 4242 ->
+``jane_smith_4242``, ``王小明`` 4202 -> ``王小明_4202``, ``Søren`` -> ``søren_…``; a name cut
+so that the id fits the id rule's 64 characters; the participant id alone (``4214``) when
+the name has no letter or digit (:func:`instructor.lms.base.lms_student_id`). The display
+name and participant id are kept (``lms_students.json``): only the assignment's grading
+worksheet matches them.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from .base import Lms, Parsed, ReadContext, slug
+from .base import Lms, Parsed, ReadContext, lms_student_id, slug
 from .config import LmsConfig, MoodleStrings
 from .csv_safety import write_rows
 from .table import Finals, GradeItem, GradeTable, StudentTotal, format_points, score_cells
@@ -55,7 +60,7 @@ participant id."""
 WORKSHEET = "moodle_worksheet_{assignment}.csv"
 
 _MOODLE = re.compile(
-    r"(?P<name>[^/]+?)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)_"
+    r"(?P<name>[^/]*?)_(?P<participant>\d+)_assignsubmission_(?P<plugin>[a-z]+)_"
     r"(?:/(?P<path>.+)|(?P<flat>[^/]+))"
 )
 
@@ -72,9 +77,9 @@ class Moodle(Lms):
             return None
         file_name = (match["path"] or match["flat"]).rsplit("/", 1)[-1]
         return Parsed(
-            student=f"{slug(match['name'])}_{match['participant']}",
+            student=lms_student_id(slug(match["name"]), match["participant"]),
             file_name=file_name,
-            display_name=match["name"],
+            display_name=unicodedata.normalize("NFC", match["name"]) or None,
             lms_user_id=match["participant"],
         )
 

@@ -1,7 +1,9 @@
 """Plain names, and names read by a regular expression: no LMS's own rules.
 
 ``plain``: ``<student>_NB`` or ``<student>/NB`` (``NB`` the notebook's file name). Tried
-last when the layout is detected, since every LMS's names also read as plain ones.
+last when the layout is detected, since every LMS's names also read as plain ones. The
+student is the id, in any script, composed (NFC: a zip made on a Mac names its files in
+NFD, and both spellings are one student); a name the id rule refuses is refused.
 
 A ``pattern`` (``--pattern``): a regular expression matched against the whole name inside
 the zip, with named groups ``student`` and ``notebook`` (with or without ``.ipynb``),
@@ -11,6 +13,7 @@ optionally ``timestamp`` (``YYYY-MM-DD-HH-MM-SS`` or anything ``dateutil`` reads
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from .base import IntakeError, Lms, Parsed, ReadContext
 from .blackboard import parse_time
@@ -26,14 +29,19 @@ class Plain(Lms):
     def parse(self, name: str, context: ReadContext) -> Parsed | None:
         parts = name.split("/")
         if len(parts) == 2:
-            return Parsed(student=parts[0], file_name=parts[1])
+            return _named(parts[0], parts[1])
         if len(parts) != 1:
             return None
         for notebook in sorted(context.notebooks, key=len, reverse=True):
             suffix = f"_{notebook}.ipynb"
             if name.endswith(suffix) and len(name) > len(suffix):
-                return Parsed(student=name[: -len(suffix)], file_name=f"{notebook}.ipynb")
+                return _named(name[: -len(suffix)], f"{notebook}.ipynb")
         return None
+
+
+def _named(student: str, file_name: str) -> Parsed:
+    """A plain name's student: the name as it is, composed (NFC)."""
+    return Parsed(student=unicodedata.normalize("NFC", student), file_name=file_name)
 
 
 class Pattern(Lms):

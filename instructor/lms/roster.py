@@ -9,6 +9,9 @@ can key each row on it, in this run or any later one:
 ``canvas``
     the Canvas user id (``smithjane_123456_...``: 123456), which Canvas's gradebook import
     matches first (its ``ID`` column);
+``blackboard``
+    the username as the download spells it, where the student id is not it (a decomposed
+    username, composed for the id);
 ``moodle``
     the participant id (``Jane Smith_4242_assignsubmission_file_``: 4242) and the name.
     The participant id is no Moodle user id: it is the assignment's own number for the
@@ -46,8 +49,9 @@ class LmsIdentity:
     """One student's identity in the LMS of one assignment's download.
 
     Attributes:
-        lms: ``canvas`` or ``moodle``.
-        user_id: Canvas's user id, or Moodle's participant id (of that assignment).
+        lms: ``canvas``, ``moodle`` or ``blackboard``.
+        user_id: Canvas's user id, Moodle's participant id (of that assignment), or the
+            Blackboard username as spelled.
         display_name: the name the LMS shows (Moodle), or None.
     """
 
