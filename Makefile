@@ -7,7 +7,7 @@ PYTHON := $(VENV)/bin/python
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 
-.PHONY: help lab test check lint format execute release readme site new benchmark grade clean system-packages publish-check hub hub-packages colab-runtime
+.PHONY: help lab test check lint format execute release readme site new benchmark grade clean system-packages publish-check hub hub-packages colab-runtime mutants
 
 help:
 	@echo "make lab        open the course in JupyterLab (creates .venv the first time)"
@@ -23,6 +23,7 @@ help:
 	@echo "make new NB=10_topic TITLE=\"Title\"   a new notebook from the template"
 	@echo "make grade A=\"01_vector_sets 02_soft_select\"   grade every submission (sandboxed, parallel)"
 	@echo "make hub        the course's JupyterHub on 127.0.0.1:8000 (hub/roster.toml's accounts)"
+	@echo "make mutants    mutate every graded answer, run the tests on each -> benchmarks/mutants.md"
 	@echo "make benchmark  time every notebook and its autograde -> benchmarks/notebooks.md,"
 	@echo "                and attention against length (notebook 06) -> benchmarks/efficient_attention.md"
 
@@ -123,6 +124,11 @@ new: $(VENV)/.installed
 	$(MAKE) execute NB=$(NB)
 	cd autograder && nbgrader generate_assignment $(NB) --force
 	$(MAKE) readme
+
+# Mutation analysis (issue 45): every graded function's reference solution mutated, each
+# mutant run in-process against its test cells -> benchmarks/mutants.md (about 30 s).
+mutants: $(VENV)/.installed
+	$(PYTHON) -m instructor.mutation
 
 benchmark: $(VENV)/.installed
 	$(PYTHON) -m instructor.benchmark_attention

@@ -442,9 +442,12 @@ def _check_unique_names(course: Course) -> None:
 def parse(text: str) -> Course:
     """The registry held in ``text`` (the contents of a ``course.toml``)."""
     data = tomllib.loads(text)
-    unknown = sorted(set(data) - {"course", "notebook"})
+    # [mutants] names the file of reviewed equivalent mutants (instructor.mutation reads it).
+    unknown = sorted(set(data) - {"course", "notebook", "mutants"})
     if unknown:
-        raise RegistryError(f"course.toml: unknown tables {unknown}: use [course], [[notebook]]")
+        raise RegistryError(
+            f"course.toml: unknown tables {unknown}: use [course], [[notebook]], [mutants]"
+        )
     # The record is flat: [course]'s keys beside the [[notebook]] entries.
     table = {**data.get("course", {}), "notebook": data.get("notebook", [])}
     try:
