@@ -109,7 +109,7 @@ LIKELY_CAUSES: tuple[tuple[str, str], ...] = (
     ),
     (
         r"dtype|scalar type|expected .*(Float|Double|Half|Long)|(Float|Double|Long) "
-        r"(and|but found) (Float|Double|Long)|can't be cast",
+        r"(and|but found) (Float|Double|Long)|can't be cast|not implemented for '\w+'",
         "a dtype mismatch: a tensor made without the input's dtype (torch.zeros(...), "
         "torch.tensor(...), torch.arange(...) default to float32 or int64; pass "
         "dtype=x.dtype, or use torch.zeros_like(x))",
@@ -263,7 +263,14 @@ def checked_call(function: Callable[..., Any], *args: Any, hint: str = "", **kwa
     """
     try:
         return function(*args, **kwargs)
-    except (NotImplementedError, GraderStop):
+    except NotImplementedError as error:
+        # The exercise's stub raises NotImplementedError() with no message; torch raises one
+        # with a message for an operation its dtype lacks ("bitwise_or_cpu" not implemented
+        # for 'Float'), which is the student's mistake, reported like any other.
+        if not _raised(error)[1]:
+            raise
+        raise call_failure(function, args, kwargs, error, hint) from None
+    except GraderStop:
         raise
     except Exception as error:  # noqa: BLE001 - reported to the student
         raise call_failure(function, args, kwargs, error, hint) from None
