@@ -774,3 +774,193 @@ CORPUS.extend(
         ),
     ]
 )
+
+
+# Bounds per notebook (issue 43): the outputs of a whole notebook, display updates included,
+# and everything a kernel writes to disk. Each case prints what it got through after
+# MEASURED, so that tests/instructor/classroom/test_grade_bounds.py can hold it to the bound
+# of the limits it grades with (BOUND_LIMITS there); it goes on, whatever fails, so that its
+# wrong answers are still defined.
+MEASURED = "BOUND-MEASURED"
+ATTEMPT_MIB = 256
+"""What each disk case tries to write: four times the test's bound (64 MiB)."""
+
+
+def _many_cells(code: str, count: int = 40) -> Callable:
+    """``count`` cells of ``code`` after the imports cell, each under the cap per cell."""
+
+    def build(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+        at = nb.cells.index(_cell(nb, "one_hot"))
+        nb.cells[at:at] = [nbformat.v4.new_code_cell(code, id=f"bound-{i}") for i in range(count)]
+        return nb
+
+    return build
+
+
+def _disk(body: str) -> str:
+    """Code that runs ``body`` (which counts into ``got``) and prints what it got through."""
+    indented = "\n".join("    " + line for line in body.strip().splitlines())
+    return (
+        "import os\n"
+        f"got = {{}}\ntry:\n{indented}\nexcept OSError as error:\n"
+        "    print('stopped:', error)\n"
+        f"print('{MEASURED}', got)\n"
+    )
+
+
+MANY_FILES = _disk(f"""
+got['mib'] = 0
+for i in range({ATTEMPT_MIB // 16}):  # 16 MiB each: far below the 64 MiB of one file
+    with open(f'part-{{i}}.bin', 'wb') as handle:
+        handle.write(b'x' * (16 << 20))
+    got['mib'] += 16
+""")
+
+MANY_INODES = _disk("""
+got['files'] = 0
+os.mkdir('inodes')
+for i in range(50_000):  # empty files: no byte, one inode each
+    open(f'inodes/{i}', 'w').close()
+    got['files'] += 1
+""")
+
+SPARSE_FILES = _disk(f"""
+got['allocated_mib'] = 0
+for i in range({ATTEMPT_MIB // 32}):
+    with open(f'sparse-{{i}}.bin', 'wb') as handle:
+        handle.truncate(60 << 20)  # 60 MiB of hole: nothing allocated yet
+        handle.seek(1 << 20)
+        handle.write(b'x')
+        for start in range(0, 32 << 20, 4 << 20):  # then blocks, never written
+            try:
+                os.posix_fallocate(handle.fileno(), start, 4 << 20)
+            finally:
+                got['allocated_mib'] = sum(
+                    os.stat(f'sparse-{{j}}.bin').st_blocks * 512 >> 20 for j in range(i + 1)
+                )
+""")
+
+LINK_FARM = _disk("""
+got['links'] = 0
+with open('target.bin', 'wb') as handle:
+    handle.write(b'x' * (1 << 20))
+os.mkdir('links')
+for i in range(50_000):  # hard links: no new byte, a name each
+    os.link('target.bin', f'links/{i}')
+    got['links'] += 1
+""")
+
+TMP_AND_HOME = _disk(f"""
+import tempfile
+mine = []
+for key, folder in (('tmp', '/tmp'), ('home', os.path.expanduser('~'))):
+    got[key] = 0
+    try:
+        for i in range({ATTEMPT_MIB // 16}):
+            path = os.path.join(folder, f'bound-hog-{{os.getpid()}}-{{i}}')
+            with open(path, 'wb') as handle:
+                mine.append(path)
+                handle.write(b'x' * (16 << 20))
+            got[key] += 16
+    except OSError as error:
+        print(key, 'stopped:', error)
+for path in mine:  # without a sandbox /tmp is the machine's: leave nothing there
+    if os.path.dirname(path) == '/tmp':
+        os.remove(path)
+""")
+
+DISPLAY_AMPLIFIED = f"""\
+from IPython.display import display
+handle = display('small', display_id='shown-often')
+for _ in range(399):  # the same display id shown 400 times, 5 bytes each
+    display('small', display_id='shown-often')
+handle.update('y' * 100_000)  # one update rewrites all 400: 40 MB
+print('{MEASURED}', 'updated')
+"""
+
+RAW_UPDATE = f"""\
+from IPython.display import publish_display_data
+for _ in range(300):
+    publish_display_data({{'text/plain': 's'}}, transient={{'display_id': 'raw'}})
+publish_display_data(
+    {{'text/plain': 'y' * 100_000}}, transient={{'display_id': 'raw'}}, update=True
+)
+print('{MEASURED}', 'published')
+"""
+
+CLEAR_LOOP = """\
+from IPython.display import clear_output
+for _ in range(30):
+    clear_output(wait=True)
+    print('c' * 100_000)
+"""
+
+SMALL_WRITES = """\
+import sys
+for _ in range(4_000):  # 50-byte writes: many small stream messages
+    sys.stdout.write('s' * 49 + '\\n')
+"""
+
+BOUNDS: list[Hostile] = [
+    Hostile(
+        "display_update",
+        "shows one display id 400 times, then updates it once with 100 KB (40 MB stored)",
+        _prepend("one_hot", DISPLAY_AMPLIFIED),
+        note="output truncated",
+    ),
+    Hostile(
+        "raw_display_update",
+        "the same through IPython's publish_display_data, a transient display_id",
+        _prepend("one_hot", RAW_UPDATE),
+        note="output truncated",
+    ),
+    Hostile(
+        "many_cells_under_cap",
+        "40 cells of 200 KB each, each under the cap per cell",
+        _many_cells("print('m' * 200_000)"),
+        note="output bound",
+    ),
+    Hostile(
+        "clear_output_loops",
+        "40 cells that clear their output and print 100 KB again, 30 times",
+        _many_cells(CLEAR_LOOP),
+        note="output bound",
+    ),
+    Hostile(
+        "small_stream_writes",
+        "40 cells of 4,000 writes of 50 bytes",
+        _many_cells(SMALL_WRITES),
+        note="output bound",
+    ),
+    Hostile(
+        "many_files",
+        f"writes {ATTEMPT_MIB} MiB in files of 16 MiB into its working folder",
+        _prepend("one_hot", MANY_FILES),
+        note="disk bound",
+    ),
+    Hostile(
+        "many_inodes",
+        "makes 50,000 empty files",
+        _prepend("one_hot", MANY_INODES),
+        note="disk bound",
+    ),
+    Hostile(
+        "sparse_files",
+        "sparse files of 60 MiB, then their blocks allocated with fallocate",
+        _prepend("one_hot", SPARSE_FILES),
+        note="disk bound",
+    ),
+    Hostile(
+        "link_farm",
+        "50,000 hard links to one file",
+        _prepend("one_hot", LINK_FARM),
+        note="disk bound",
+    ),
+    Hostile(
+        "tmp_and_home",
+        f"writes {ATTEMPT_MIB} MiB into /tmp and into $HOME",
+        _prepend("one_hot", TMP_AND_HOME),
+        note="disk bound",
+    ),
+]
+"""The bounds of a whole notebook, tried (graded with both isolations by test_grade_bounds.py)."""

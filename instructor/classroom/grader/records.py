@@ -194,6 +194,7 @@ class NotebookSummary(_Stored):
             notes.append(result.detail)
         if result.truncated_cells:
             notes.append(f"output truncated in {len(result.truncated_cells)} cell(s)")
+        notes.extend(result.bounds)
         return NotebookSummary(
             outcome=result.outcome,
             notes=tuple(notes),

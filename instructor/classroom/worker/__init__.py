@@ -89,6 +89,9 @@ class ExecutionResult:
     events: tuple[str, ...] = ()
     """What the kernel's audit hook saw (connections, subprocesses, writes outside its copy)."""
     truncated_cells: tuple[int, ...] = ()
+    bounds: tuple[str, ...] = ()
+    """What a bound of the whole notebook stopped (its outputs, its disk), in the integrity
+    report's words: ``"output bound: ..."``, ``"disk bound: ..."``."""
     seconds: float = 0.0
     best_effort: tuple[str, ...] = ()
     """Rules measured inside the student's kernel (a determined student could forge them),

@@ -40,6 +40,8 @@ from pathlib import Path
 
 import psutil
 
+from instructor.classroom.worker.disk_bound import DiskBound, detach_under, mounts_available
+
 __all__ = ["Limits", "isolation_note"]
 
 
@@ -71,6 +73,21 @@ class Limits:
     file_mib: int = 64
     output_kib: int = 512
     """Output kept per cell; the rest is dropped with a note."""
+    notebook_output_kib: int = 4096
+    """Output kept for the whole notebook, display updates included (:mod:`.output_bound`)."""
+    disk_mib: int = 256
+    """What the kernel may write in all: its working folder with its /tmp (a tmpfs of this
+    size, where the grader can mount one: :mod:`.disk_bound`)."""
+    disk_files: int = 10_000
+    """Files, folders and links in the working folder."""
+    probe_mib: int = 512
+    """The probes' folder (the grader's calls, the kernel's answers), bounded the same way."""
+
+    def disk(self) -> DiskBound:
+        return DiskBound(self.disk_mib, self.disk_files)
+
+    def probe_disk(self) -> DiskBound:
+        return DiskBound(self.probe_mib, 50_000)
 
 
 class Isolation(StrEnum):
@@ -122,6 +139,8 @@ def isolation_note() -> str:
     if isolation() != Isolation.BWRAP and not _unshare_ipc():
         missing.append("IPC namespace per kernel (SysV objects are shared)")
     missing += found.missing()
+    if not mounts_available():
+        missing.append("disk bounded per file only (a bounded working folder needs root)")
     note = f"{isolation()}, {found.describe()}"
     if missing:
         note += f" (NOT isolated: {'; '.join(missing)}; see docs/instructors.md)"
@@ -151,6 +170,11 @@ def rlimits(limits: Limits, own_uid: bool) -> dict[str, int]:
     }
 
 
+ZYGOTE_TMP_MIB = 64
+"""The zygote sandbox's own /tmp: root's, mode 0755 (bwrap's), so its kernels, each of a
+user of its own, cannot write there."""
+
+
 def copy_font_cache(folder: Path) -> None:
     """Copy matplotlib's font cache into ``folder`` (a kernel's ``MPLCONFIGDIR``), so that
     matplotlib does not rebuild it there (about 1 s)."""
@@ -174,17 +198,19 @@ def kernel_environment(workdir: Path) -> dict[str, str]:
     }
 
 
-def _bwrap(writable: list[Path], home: Path) -> list[str]:
+def _bwrap(writable: list[Path], home: Path, tmp_mib: int) -> list[str]:
     """bwrap's arguments up to the command: new namespaces, the system and the Python
     environment read-only, ``writable`` the only folders it may write, ``home`` its working
-    folder and the root of its environment (:func:`kernel_environment`)."""
+    folder and the root of its environment (:func:`kernel_environment`), a ``/tmp`` of
+    ``tmp_mib`` MiB (its memory; unbounded where this bwrap has no ``--size``)."""
     import helpers
     import instructor
 
     args = (
         "bwrap --unshare-net --unshare-pid --unshare-ipc --unshare-uts --die-with-parent"
-        " --new-session --proc /proc --dev /dev --tmpfs /tmp"
+        " --new-session --proc /proc --dev /dev"
     ).split()
+    args += [*(["--size", str(tmp_mib << 20)] if _bwrap_sizes() else []), "--tmpfs", "/tmp"]
     for top in ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
         if os.path.islink(top):
             args += ["--symlink", os.readlink(top), top]
@@ -209,6 +235,16 @@ def _bwrap(writable: list[Path], home: Path) -> list[str]:
     for key, value in kernel_environment(home).items():
         args += ["--setenv", key, value]
     return args
+
+
+@functools.cache
+def _bwrap_sizes() -> bool:
+    """Whether this bwrap sizes a tmpfs (``--size``, bubblewrap 0.7 and later)."""
+    try:
+        found = subprocess.run(["bwrap", "--help"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--size" in found.stdout + found.stderr
 
 
 def sandbox_command(
@@ -238,7 +274,8 @@ def sandbox_command(
             # the kernel's own, they go with it (bwrap's --unshare-ipc does the same).
             limited = [shutil.which("unshare") or "unshare", "--ipc", "--", *limited]
         return enter(limited)
-    args = _bwrap([workdir] + ([shared] if shared is not None else []), workdir)
+    writable = [workdir] + ([shared] if shared is not None else [])
+    args = _bwrap(writable, workdir, limits.disk_mib)
     if os.geteuid() == 0:
         # bwrap drops every capability; keep the two setpriv needs to leave root.
         args += [*_caps("SETUID", "SETGID"), "--", "setpriv", f"--reuid={uid}", f"--regid={uid}"]
@@ -255,7 +292,7 @@ def zygote_command(command: list[str], slots: Path) -> list[str]:
     for ``unshare``: the zygote runs no student code, and its child drops every capability
     when it leaves root) and to end that user's processes."""
     caps = _caps("SETUID", "SETGID", "KILL", "SYS_ADMIN")
-    return [*_bwrap([slots], slots), *caps, "--", *command]
+    return [*_bwrap([slots], slots, ZYGOTE_TMP_MIB), *caps, "--", *command]
 
 
 def _caps(*names: str) -> list[str]:
@@ -538,6 +575,7 @@ def _sweep_work_folders(top: Path) -> None:
         with contextlib.suppress(OSError):
             own = stale.lstat().st_uid == os.geteuid()
             if own and stale.is_dir() and not stale.is_symlink() and _owner_ended(stale):
+                detach_under(stale)  # its kernels' bounded folders, its zygote's slots
                 shutil.rmtree(stale, ignore_errors=True)
 
 
@@ -545,6 +583,7 @@ def _remove_work_folder() -> None:
     with _LOCK:
         folder = _WORK_FOLDERS.pop(os.getpid(), None)
     if folder is not None:
+        detach_under(folder)
         shutil.rmtree(folder, ignore_errors=True)
 
 

@@ -58,11 +58,13 @@ from instructor.classroom.worker import (
     ZeroedTest,
     ZeroKind,
 )
+from instructor.classroom.worker.disk_bound import BoundedFolder
 from instructor.classroom.worker.isolation import (
     KernelCgroup,
     Limits,
     copy_font_cache,
     kernel_cgroup,
+    kernel_environment,
     kernels_leave_root,
     reaped,
     sandbox_command,
@@ -78,6 +80,12 @@ from instructor.classroom.worker.judge import (
     TestVerdict,
     error_output,
     run_test,
+)
+from instructor.classroom.worker.output_bound import (
+    Charge,
+    OutputBudget,
+    output_size,
+    update_growth,
 )
 from instructor.classroom.worker.zygote import (
     Zygote,
@@ -147,9 +155,12 @@ class SandboxedKernelManager(AsyncKernelManager):
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
         # The kernel's own console chatter is not the grader's business.
         kw.update(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        # Without bubblewrap the kernel inherits this environment, and the machine's /tmp
-        # (in the sandbox, isolation.kernel_environment sets the same).
-        kw["env"] = {**kw.get("env", os.environ), "TMPDIR": str(self.workdir)}
+        # Without bubblewrap the kernel inherits this environment, and the machine's /tmp:
+        # its temporary files and its home are its working folder, as in the sandbox
+        # (isolation.kernel_environment), where they are bounded with it.
+        own = kernel_environment(self.workdir)
+        homes = ("HOME", "TMPDIR", "MPLCONFIGDIR", "IPYTHONDIR", "JUPYTER_RUNTIME_DIR")
+        kw["env"] = {**kw.get("env", os.environ), **{key: own[key] for key in homes}}
         await super()._async_launch_kernel(kernel_cmd, **kw)
 
     def write_connection_file(self, **kwargs: Any) -> tuple[str, dict]:
@@ -176,26 +187,65 @@ class TimeLimit:
         return f"ran longer than {self.wall:g} s"
 
 
-class GradingClient(NotebookClient):
-    """nbclient with a cap on each cell's stored output."""
+DISK_LOOK_SECONDS = 0.1
+"""How often the grader looks at a kernel's bounded folders while its cells run."""
 
-    def __init__(self, *args: Any, output_limit: int, **kwargs: Any) -> None:
+
+class GradingClient(NotebookClient):
+    """nbclient with its outputs bounded per cell and per notebook, display updates included
+    (:mod:`.output_bound`), and its kernel's bounded folders watched after every cell."""
+
+    def __init__(self, *args: Any, budget: OutputBudget, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.output_limit = output_limit
-        self.output_sizes: dict[int, int] = {}
-        self.truncated: set[int] = set()
+        self.budget = budget
+        self.disks: list[BoundedFolder] = []
+        self._at: tuple[int, NotebookNode] | None = None
+        """The cell whose messages are processed now (an update names no cell)."""
+
+    @property
+    def truncated(self) -> set[int]:
+        return self.budget.truncated
+
+    def _charge(self, outs: list, cell_index: int, size: int) -> bool:
+        """Whether an output of ``size`` bytes may go into the notebook; if not, the note
+        that says so (once) goes into the cell ``outs`` belongs to."""
+        guard = "grader_guard" in self.nb.cells[cell_index].metadata
+        charge = self.budget.charge(cell_index, size, stored=not guard)
+        if charge is Charge.KEPT:
+            return True
+        if note := self.budget.refusal_note(cell_index, charge):
+            outs.append(nbformat.v4.new_output("stream", name="stdout", text=note))
+        return False
+
+    def process_message(self, msg, cell, cell_index):  # nbclient's signature
+        self._at = (cell_index, cell)
+        return super().process_message(msg, cell, cell_index)
 
     def output(self, outs, msg, display_id, cell_index):  # nbclient's signature
-        size = len(json.dumps(msg.get("content", {})))
-        used = self.output_sizes.get(cell_index, 0) + size
-        self.output_sizes[cell_index] = used
-        if used > self.output_limit:
-            if cell_index not in self.truncated:
-                self.truncated.add(cell_index)
-                note = f"[output beyond {self.output_limit // 1024} KiB dropped by the grader]\n"
-                outs.append(nbformat.v4.new_output("stream", name="stdout", text=note))
+        if not self._charge(outs, cell_index, output_size(msg.get("content", {}))):
             return None
         return super().output(outs, msg, display_id, cell_index)
+
+    def _update_display_id(self, display_id: str, msg: dict[str, Any]) -> None:
+        # An update rewrites every output shown under its id, in any cell: it costs what it
+        # adds to each of them.
+        if self._at is not None:
+            content = msg.get("content", {})
+            shown = [
+                self.nb.cells[cell].outputs[at]
+                for cell, places in self._display_id_map.get(display_id, {}).items()
+                for at in places
+            ]
+            growth = update_growth(content, shown)
+            index, cell = self._at
+            if growth and not self._charge(cell.outputs, index, growth):
+                return
+        super()._update_display_id(display_id, msg)
+
+    def watch_disks(self) -> None:
+        """Look whether the kernel has filled a bounded folder (it may empty it later)."""
+        for disk in self.disks:
+            disk.check()
 
     async def async_execute_graded(self, judge: KernelSession, student_view: bool = False) -> None:
         """Execute the notebook's cells in the kernel, except test cells: for each of those,
@@ -211,17 +261,32 @@ class GradingClient(NotebookClient):
             assert self.kc is not None
             await self.async_wait_for_reply(await ensure_async(self.kc.kernel_info()))
             await judge.handshake()
-            for index, cell in enumerate(self.nb.cells):
-                if anatomy.is_test_cell(cell):
-                    if student_view:
-                        await self.async_execute_cell(cell, index, execution_count=None)
-                        cell.metadata[STUDENT_VIEW] = cell.outputs
-                        cell.outputs = []
-                    await judge.judge(index, cell)
-                else:
-                    await self.async_execute_cell(
-                        cell, index, execution_count=self.code_cells_executed + 1
-                    )
+            watcher = asyncio.create_task(self._watch_disks())
+            try:
+                await self._execute_cells(judge, student_view)
+            finally:
+                watcher.cancel()
+
+    async def _watch_disks(self) -> None:
+        """While the cells run: a kernel that fills a bounded folder and empties it within
+        one cell is still seen full (a look costs one statvfs)."""
+        while self.disks:
+            self.watch_disks()
+            await asyncio.sleep(DISK_LOOK_SECONDS)
+
+    async def _execute_cells(self, judge: KernelSession, student_view: bool) -> None:
+        for index, cell in enumerate(self.nb.cells):
+            if anatomy.is_test_cell(cell):
+                if student_view:
+                    await self.async_execute_cell(cell, index, execution_count=None)
+                    cell.metadata[STUDENT_VIEW] = cell.outputs
+                    cell.outputs = []
+                await judge.judge(index, cell)
+            else:
+                await self.async_execute_cell(
+                    cell, index, execution_count=self.code_cells_executed + 1
+                )
+            self.watch_disks()
 
     async def probe(self, code: str, limit: TimeLimit) -> None:
         """Execute ``code`` silently in the kernel; return when it has replied.
@@ -290,7 +355,7 @@ def grading_client(
     client = GradingClient(
         guarded,
         km=km,
-        output_limit=limits.output_kib * 1024,
+        budget=OutputBudget(limits.output_kib * 1024, limits.notebook_output_kib * 1024),
         timeout=limits.cell_seconds,
         startup_timeout=120,
         allow_errors=True,
@@ -311,6 +376,9 @@ def grading_client(
         ],
         resources={"metadata": {"path": str(km.workdir)}},
         on_cell_executed=_note_reply,
+        # Widgets' states are never written into the graded notebook: not kept either, so
+        # that a kernel's comm messages cannot fill the grader's memory.
+        store_widget_state=False,
     )
     km.kernel_spec.interrupt_mode = "message"  # signals do not cross into the sandbox
     return client
@@ -460,12 +528,30 @@ def _start_lines(workdir: Path, probes: Path, figures: bool = False) -> list[str
     return lines
 
 
-def _prepare_workdir(uid: int, zygote: Zygote | None) -> Path:
+def _bounded(
+    folder: Path, zygote: Zygote | None, limits: Limits, uid: int | None = None
+) -> BoundedFolder | None:
+    """``folder`` (the working folder, or with ``uid`` None the probes') as a bounded one,
+    where the grader can mount it and a zygote's sandbox would see it: None elsewhere."""
+    if zygote is not None and not zygote.shared:
+        return None
+    if uid is None:
+        return BoundedFolder.mount(
+            folder, limits.probe_disk(), os.geteuid(), 0o755, "probes' folder"
+        )
+    owner = uid if kernels_leave_root() else os.geteuid()
+    return BoundedFolder.mount(folder, limits.disk(), owner, 0o700, "working folder")
+
+
+def _prepare_workdir(
+    uid: int, zygote: Zygote | None, limits: Limits
+) -> tuple[Path, BoundedFolder | None]:
     # A name of fixed length, whatever the notebook's: the kernel's Unix sockets are in this
     # folder, and a socket's path may not be longer than 107 bytes.
     workdir = Path(
         tempfile.mkdtemp(prefix="notebook-", dir=zygote.slots if zygote else work_folder())
     )
+    disk = _bounded(workdir, zygote, limits, uid)
     (workdir / ".matplotlib").mkdir()
     if zygote is None:  # a forked kernel has matplotlib and its fonts loaded already
         copy_font_cache(workdir / ".matplotlib")
@@ -473,7 +559,7 @@ def _prepare_workdir(uid: int, zygote: Zygote | None) -> Path:
         for path in [workdir, *workdir.rglob("*")]:
             os.chown(path, uid, uid)
     os.chmod(workdir, 0o700)
-    return workdir
+    return workdir, disk
 
 
 async def _run(
@@ -574,14 +660,16 @@ def _execute_once(
             raise GraderEnvironmentError(
                 f"the kernel cannot load the grader's code: {error}. {INSTALL_HINT}"
             ) from None
-    workdir = _prepare_workdir(uid, zygote)
+    workdir, disk = _prepare_workdir(uid, zygote, limits)
     # The kernel may read the probes' folder, and write only where Channel lets it.
     probes = Path(tempfile.mkdtemp(prefix="probes-", dir=zygote.slots if zygote else work_folder()))
+    disks = [d for d in (disk, _bounded(probes, zygote, limits)) if d is not None]
     os.chmod(probes, 0o755)
     (workdir / f"{name}.ipynb").write_text(nbformat.writes(nb))
     cgroup = kernel_cgroup(limits.memory_mib * 1024 * 1024, limits.cores, limits.processes)
     km = SandboxedKernelManager(workdir, probes, limits, uid, zygote, cgroup)
     client = grading_client(guarded, km, limits, _start_lines(workdir, probes, figures))
+    client.disks = disks
     clock = cgroup.cpu_seconds if cgroup is not None and cgroup.cpu_seconds() is not None else None
     session = KernelSession(
         client, probes, uid if kernels_leave_root() else None, limits.cell_seconds, name, clock
@@ -608,6 +696,9 @@ def _execute_once(
         session.close()
         if cgroup is not None:
             cgroup.close()
+        bounds = [client.budget.note(), *(d.note() for d in disks)]
+        for bounded in disks:
+            bounded.release()
         shutil.rmtree(workdir, ignore_errors=True)
         shutil.rmtree(probes, ignore_errors=True)
     if outcome == Outcome.KERNEL_DIED:
@@ -624,6 +715,7 @@ def _execute_once(
         restored=judgement.restored,
         events=judgement.events,
         truncated_cells=tuple(sorted(client.truncated)),
+        bounds=tuple(note for note in bounds if note),
         seconds=time.perf_counter() - start,
         best_effort=judgement.best_effort,
         probes=sum(v.probes for v in session.verdicts.values()),

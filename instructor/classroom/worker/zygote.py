@@ -53,6 +53,7 @@ from typing import Any
 import psutil
 from jupyter_client.provisioning import LocalProvisioner
 
+from instructor.classroom.worker.disk_bound import detach, share
 from instructor.classroom.worker.isolation import (
     FIRST_UID,
     KernelCgroup,
@@ -260,6 +261,9 @@ class Zygote:
 
     process: subprocess.Popen
     slots: Path
+    shared: bool = False
+    """Whether ``slots`` is a shared mount: a kernel's bounded folder, mounted there by the
+    grader, then appears in the zygote's sandbox too (:mod:`.disk_bound`)."""
     owner: int = field(default_factory=os.getpid)
 
     @property
@@ -271,6 +275,8 @@ class Zygote:
             self.process.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=10)
+        if self.shared:
+            detach(self.slots)  # with every kernel's folder still mounted under it
         shutil.rmtree(self.slots, ignore_errors=True)
 
     @classmethod
@@ -279,6 +285,7 @@ class Zygote:
         os.chmod(slots, 0o711)  # kernels reach their own folder in it, and nothing else
         (slots / ".matplotlib").mkdir()
         copy_font_cache(slots / ".matplotlib")
+        shared = share(slots)  # before the sandbox binds it
         command = [sys.executable, "-m", __name__, str(slots / ".zygote")]
         process = subprocess.Popen(
             zygote_command(command, slots),
@@ -287,7 +294,7 @@ class Zygote:
             stderr=subprocess.PIPE,
             text=True,
         )
-        zygote = cls(process, slots)
+        zygote = cls(process, slots, shared)
         ready = _readable(process.stdout, START_SECONDS)
         line = process.stdout.readline().strip() if ready else ""
         if line != READY:
