@@ -30,6 +30,7 @@ from nbformat import NotebookNode
 from nbgrader.nbgraderformat import MetadataValidator
 
 from instructor.anatomy import IMPORTS_TAG, is_test_cell
+from instructor.classroom.kernel.guard import STUDENT_CELL
 
 
 @dataclass
@@ -200,6 +201,24 @@ def normalise_notebook(submitted: NotebookNode, released: NotebookNode) -> Noteb
     return notebook
 
 
+def mark_student_cells(notebook: NotebookNode, released: NotebookNode) -> NotebookNode:
+    """``notebook`` with every code cell marked (``metadata[STUDENT_CELL]``, whatever the file
+    said) as the student's or not: the student's when its source is no code cell's of the
+    release. The guard reports what the kernel does only when the student's code does it:
+    the course's own cells (the set-up, figures, a training loop) are not the student's act."""
+    course = {_plain(cell.source) for cell in released.cells if cell.cell_type == "code"}
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.metadata[STUDENT_CELL] = _plain(cell.source) not in course
+        else:
+            cell.metadata.pop(STUDENT_CELL, None)
+    return notebook
+
+
+def _plain(source: str) -> str:
+    return "\n".join(line.rstrip() for line in source.splitlines()).strip()
+
+
 SUSPICIOUS_MODULES = {
     "torch",
     "np",
@@ -228,6 +247,15 @@ SUSPICIOUS_CALLS = {
     "create_connection": "opens a network connection",
     "_exit": "ends the kernel process",
 }
+
+
+CODE_FROM_TEXT = {
+    "exec": "runs code made from text (exec)",
+    "eval": "evaluates code made from text (eval)",
+    "compile": "compiles code from text (compile)",
+}
+"""Called by name only (``re.compile`` and ``model.eval`` are other functions): code made
+at run time can claim any file name, a library's included."""
 
 
 SUSPICIOUS_IMPORTS = {
@@ -277,6 +305,8 @@ def scan_code(nb: NotebookNode) -> list[str]:
                 name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
                 if name in SUSPICIOUS_CALLS:
                     found = SUSPICIOUS_CALLS[name]
+                elif isinstance(func, ast.Name) and func.id in CODE_FROM_TEXT:
+                    found = CODE_FROM_TEXT[func.id]
             elif isinstance(node, ast.Import | ast.ImportFrom):
                 names = [a.name for a in node.names] if type(node) is ast.Import else [node.module]
                 for top in (name.split(".")[0] for name in names if name):

@@ -54,6 +54,7 @@ from instructor.classroom.grader.course import (
 )
 from instructor.classroom.grader.integrity import (
     compare_with_release,
+    mark_student_cells,
     normalise_notebook,
     read_student_file,
     read_submission_file,
@@ -343,7 +344,7 @@ class ClassGrader:
                 missing = [key for key in lacking if key in present]
                 missing += sorted((regraded | hand_graded) - set(missing))
                 write_feedback(self.course, missing, None if self.scheduler else client, log)
-        write_reports(self.reports, summaries, course=self.course, penalties=penalties)
+        write_reports(self.reports, summaries, course=self.course, penalties=penalties, say=log)
         in_order = [graded[hand_in] for hand_in in todo if hand_in in graded]
         for line in run_lines(in_order, skipped, time.perf_counter() - start):
             log(line)
@@ -461,7 +462,7 @@ def stage(course: NbgraderCourse, hand_in: HandIn) -> Staged:
             continue
         nbformat.write(notebook, folder / f"{name}.ipynb")
         screenings[name] = Screening(name, Outcome.PENDING, changes, flags)
-        notebooks[name] = dict(sanitised)
+        notebooks[name] = dict(mark_student_cells(sanitised, released))
     return Staged(notes, screenings, notebooks)
 
 

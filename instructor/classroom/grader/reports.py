@@ -125,9 +125,11 @@ def write_reports(
     course: NbgraderCourse | None = None,
     copies: Mapping[str, list[CopyPair]] | None = None,
     penalties: Mapping[tuple[str, str], float] | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> list[HandInSummary]:
     """Every report in ``folder`` (see the module docstring) of ``present_students`` (None:
-    everyone); return the summaries reported. ``course`` gives the scores read again from
+    everyone); return the summaries reported; ``say`` gets the integrity report's count, as
+    the report states it. ``course`` gives the scores read again from
     its gradebook and the late penalties (unless the caller passes ``penalties``, made on
     scores it read already), the students' names and LMS ids, and the near copies (unless
     ``copies`` is given); without it the exports carry student ids only, no penalties."""
@@ -169,18 +171,20 @@ def write_reports(
     write_exports(folder, summaries, penalties, names, identities, config)
     (folder / "integrity.json").write_text(json.dumps([s.to_json() for s in summaries], indent=1))
     (folder / "integrity.md").write_text(integrity_markdown(summaries, copies))
+    if say is not None:
+        flagged = flagged_hand_ins(summaries, copies or {})
+        say(f"integrity report: {integrity_count(flagged, summaries)} ({folder / 'integrity.md'})")
     return summaries
 
 
 def run_lines(graded: list[HandInSummary], skipped: int, seconds: float) -> list[str]:
     """What a run did, for the log."""
     outcomes = Counter(record.outcome for s in graded for record in s.notebooks.values())
-    flagged = sum(1 for summary in graded if attention(summary))
     errors = [s for s in graded if s.error]
     lines = [
         f"graded {len(graded)} submission(s) in {seconds:.1f} s ({skipped} skipped); "
         "notebooks: " + ", ".join(f"{n} {k}" for k, n in sorted(outcomes.items())),
-        f"{flagged} submission(s) in the integrity report; {len(errors)} grader error(s)",
+        f"{len(errors)} grader error(s)",
     ]
     lines += [f"  {s.student}/{s.assignment}: {s.error[:300]}" for s in errors]
     return lines
@@ -344,13 +348,10 @@ def _awaiting_section(summaries: list[HandInSummary]) -> list[str]:
     return lines
 
 
-def integrity_markdown(
-    summaries: list[HandInSummary], copies: Mapping[str, list[CopyPair]] | None = None
-) -> str:
-    """The integrity report; ``copies``: assignment -> its near copies (:func:`copy_report`).
-    Answers awaiting a grader are listed apart: they are no integrity matter."""
-    copies = copies or {}
-    lines = ["# Integrity report", ""]
+def flagged_hand_ins(
+    summaries: list[HandInSummary], copies: Mapping[str, list[CopyPair]]
+) -> list[tuple[HandInSummary, list[str]]]:
+    """The hand-ins the integrity report lists, each with its notes (near copies included)."""
     flagged = []
     for summary in summaries:
         notes = attention(summary)
@@ -363,7 +364,25 @@ def integrity_markdown(
                 )
         if notes:
             flagged.append((summary, notes))
-    lines.append(f"{len(flagged)} of {len(summaries)} submission(s) need a look.")
+    return flagged
+
+
+def integrity_count(
+    flagged: list[tuple[HandInSummary, list[str]]], summaries: list[HandInSummary]
+) -> str:
+    """The report's first line, which the run's log repeats: the two always agree."""
+    return f"{len(flagged)} of {len(summaries)} submission(s) need a look"
+
+
+def integrity_markdown(
+    summaries: list[HandInSummary], copies: Mapping[str, list[CopyPair]] | None = None
+) -> str:
+    """The integrity report; ``copies``: assignment -> its near copies (:func:`copy_report`).
+    Answers awaiting a grader are listed apart: they are no integrity matter."""
+    copies = copies or {}
+    lines = ["# Integrity report", ""]
+    flagged = flagged_hand_ins(summaries, copies)
+    lines.append(integrity_count(flagged, summaries) + ".")
     for summary, notes in flagged:
         score = f"{summary.score:g}/{summary.max_score:g}"
         if summary.awaiting:

@@ -20,15 +20,31 @@ in the grader, and the probes' replies read as data.
 from __future__ import annotations
 
 import json
+import linecache
 import os
 import sys
 import threading
-from collections.abc import Mapping
+import types
+from collections.abc import Iterable, Mapping
 
-__all__ = ["REPORT_PREFIX"]
+__all__ = ["REPORT_PREFIX", "STUDENT_CELL", "student_cells"]
 
 REPORT_PREFIX = "__grader_guard__ "
 """Starts the line :func:`check` prints (the grader reads it: :mod:`.session`)."""
+
+STUDENT_CELL = "grader_student_cell"
+"""A code cell's metadata key, set by the grader's staging on every code cell of a hand-in
+(whatever the file said): whether the student wrote the cell (:class:`StudentCode`)."""
+
+
+def student_cells(cells: Iterable[Mapping]) -> tuple[str, ...] | None:
+    """The sources of the code cells the staging marked as the student's; None when none is
+    marked either way (a notebook the grader did not stage: every act is the student's)."""
+    code = [c for c in cells if c.get("cell_type") == "code"]
+    if not any(STUDENT_CELL in c.get("metadata", {}) for c in code):
+        return None
+    return tuple(str(c.get("source", "")) for c in code if c["metadata"].get(STUDENT_CELL))
+
 
 WATCHED_MODULES = (
     "builtins",
@@ -90,12 +106,46 @@ def _watched_classes() -> list[type]:
     return [torch.Tensor, torch._C.TensorBase, torch.nn.Module] if torch else []
 
 
+def _package_folder(owner: object) -> str | None:
+    """The folder of the installed package ``owner`` (a module, or a class) belongs to."""
+    name = (
+        owner.__name__ if isinstance(owner, types.ModuleType) else getattr(owner, "__module__", "")
+    )
+    top = sys.modules.get(str(name).split(".")[0])
+    paths = list(getattr(top, "__path__", None) or ())
+    return os.path.realpath(paths[0]) + os.sep if paths else None
+
+
+def library_wrapper(owner: object, new: object, old: object) -> bool:
+    """Whether ``new`` is ``owner``'s own library wrapping ``old``: a plain function whose
+    ``__wrapped__`` is ``old``, compiled from a file of the same installed package.
+
+    Libraries do this to their own functions on first use (importing ``torch._dynamo``, as
+    a first optimiser step does, wraps ``torch.manual_seed``); it changes nothing a test
+    relies on, and it is no act of the student's. Code a notebook compiles has no file in
+    the package (the scan of the code names ``compile`` and ``exec`` apart)."""
+    if type(new) is not types.FunctionType or vars(new).get("__wrapped__") is not old:
+        return False
+    folder = _package_folder(owner)
+    filename = os.path.realpath(new.__code__.co_filename)
+    return bool(folder) and filename.startswith(folder) and os.path.isfile(filename)
+
+
 def _replaced(
     owner: object, current: Mapping[str, object], saved: dict, where: str, restore: bool
 ) -> list[str]:
     """What of ``saved`` ``current`` (``owner``'s) no longer holds; ``restore`` puts it back
-    (deletes what was ``_MISSING``)."""
-    changed = [key for key, value in saved.items() if current.get(key, _MISSING) is not value]
+    (deletes what was ``_MISSING``). A library's own wrapper of a saved value
+    (:func:`library_wrapper`) becomes the saved value instead."""
+    changed = []
+    for key, value in saved.items():
+        now = current.get(key, _MISSING)
+        if now is value:
+            continue
+        if library_wrapper(owner, now, value):
+            saved[key] = now
+        else:
+            changed.append(key)
     for key in changed if restore else ():
         if saved[key] is _MISSING:
             delattr(owner, key)
@@ -112,12 +162,61 @@ def _shell():
     return get_ipython()
 
 
+def _normalised(code: str) -> str:
+    return "\n".join(line.rstrip() for line in code.splitlines()).strip()
+
+
+class StudentCode:
+    """Which running code is the student's: code compiled from the cells the student wrote
+    (the hand-in's code cells that are not the release's: answers, edited and added cells).
+
+    What the course's own cells, the libraries they call and the grader's cells do (a first
+    figure builds matplotlib's font cache with ``fc-list``) is no act of the student's. An
+    act is the student's when any frame on the stack runs code of a student cell: a
+    student's function called from a course cell, a thread or callback it started, a probe
+    of it. ``None`` (nothing known of the hand-in): every act counts as the student's."""
+
+    def __init__(self, sources: Iterable[str] | None) -> None:
+        self.codes: set[str] | None = None
+        if sources is None:
+            return
+        shell = _shell()
+        transform = shell.transform_cell if shell is not None else (lambda text: text)
+        self.codes = set()
+        for source in sources:
+            self.codes.add(_normalised(source))
+            try:
+                self.codes.add(_normalised(transform(source)))
+            except Exception:  # noqa: BLE001 - a cell IPython cannot transform runs as typed
+                pass
+
+    def on_stack(self) -> bool:
+        """Whether the code running now was called, at any depth, from a student cell."""
+        if self.codes is None:
+            return True
+        frame = sys._getframe(1)
+        while frame is not None:
+            entry = linecache.cache.get(frame.f_code.co_filename)
+            # IPython caches each cell's code under a name of its own, with no mtime.
+            if entry is not None and len(entry) == 4 and entry[1] is None:
+                if _normalised("".join(entry[2])) in self.codes:
+                    return True
+            frame = frame.f_back
+        return False
+
+
 class AuditLog:
-    """The audit hook's findings since the last check (network, processes, file writes)."""
+    """The audit hook's findings since the last check (network, processes, file writes),
+    each an act of the student's code (:class:`StudentCode`)."""
 
     def __init__(
-        self, workdir: str, forbidden: tuple[str, ...], writable: tuple[str, ...] = ()
+        self,
+        workdir: str,
+        forbidden: tuple[str, ...],
+        writable: tuple[str, ...] = (),
+        student: StudentCode | None = None,
     ) -> None:
+        self.student = student or StudentCode(None)
         self.events: list[str] = []
         self.allowed_prefixes = (
             os.path.abspath(workdir),
@@ -130,23 +229,35 @@ class AuditLog:
         if event == "sys.addaudithook":
             self.events.append(AUDITED[event])
             raise RuntimeError("the grader does not allow audit hooks")
+        found = ""
         if event in AUDITED:
             detail = ""
             if event == "socket.connect" and len(args) > 1:
                 detail = f" to {args[1]!r}"
-            self.events.append(AUDITED[event] + detail)
+            elif event == "subprocess.Popen" and len(args) > 1:
+                detail = f" ({_command(args[1])})"
+            found = AUDITED[event] + detail
         elif event == "open" and args and isinstance(args[0], str):
             path = os.path.abspath(args[0])
             mode = args[1] if len(args) > 1 and isinstance(args[1], str) else "r"
             if not path.startswith(self.allowed_prefixes) and any(c in mode for c in "wax+"):
-                self.events.append(f"opened {path} for writing")
+                found = f"opened {path} for writing"
             elif path.startswith(self.forbidden_prefixes):
-                self.events.append(f"opened {path}")
+                found = f"opened {path}"
+        if found and self.student.on_stack():
+            self.events.append(found)
 
     def take(self) -> list[str]:
         """The events since the last call."""
         events, self.events = self.events, []
         return events
+
+
+def _command(argv: object) -> str:
+    """A subprocess's command line, short: the instructor reads which program it ran."""
+    parts = [argv] if isinstance(argv, str | bytes) else list(argv or ())[:6]
+    text = " ".join(p.decode(errors="replace") if isinstance(p, bytes) else str(p) for p in parts)
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 class ModuleWatch:
@@ -176,6 +287,9 @@ class ModuleWatch:
                         name == "builtins" and key.startswith("_") and not key.startswith("__")
                     ):
                         continue  # the kernel's own swaps and IPython's `_`, `__` bookkeeping
+                    if library_wrapper(module, current[key], value):
+                        saved[key] = current[key]
+                        continue
                     found.append(f"{name}.{key} was replaced")
                 else:
                     continue
@@ -308,13 +422,20 @@ class Guard:
 _guard: Guard | None = None
 
 
-def install(workdir: str, forbidden: tuple[str, ...] = (), writable: tuple[str, ...] = ()) -> None:
+def install(
+    workdir: str,
+    forbidden: tuple[str, ...] = (),
+    writable: tuple[str, ...] = (),
+    student_cells: tuple[str, ...] | None = None,
+) -> None:
     """Snapshot the kernel's state; called once, before the notebook's first cell.
 
     Args:
         workdir: the submission's working folder (writes elsewhere are reported).
         forbidden: path prefixes whose opening is reported (the course's sources, if visible).
         writable: other folders the kernel writes to (the probes' answers).
+        student_cells: the sources of the cells the student wrote (:class:`StudentCode`);
+            None: every act is reported.
     """
     global _guard
     for name in ("numpy", "numpy.testing", "torch", "torch.testing", "helpers.checks"):
@@ -322,7 +443,7 @@ def install(workdir: str, forbidden: tuple[str, ...] = (), writable: tuple[str, 
             __import__(name)
         except ImportError:
             pass
-    _guard = Guard(AuditLog(workdir, forbidden, writable))
+    _guard = Guard(AuditLog(workdir, forbidden, writable, StudentCode(student_cells)))
     sys.addaudithook(_guard.audit.hook)
 
 

@@ -49,7 +49,7 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 
 from instructor import anatomy
-from instructor.classroom.kernel.guard import REPORT_PREFIX
+from instructor.classroom.kernel.guard import REPORT_PREFIX, student_cells
 from instructor.classroom.worker import (
     STUDENT_VIEW,
     ExecutionResult,
@@ -510,12 +510,14 @@ def _guard_report(cell: NotebookNode, nonce: str) -> dict | None:
     return None
 
 
-def _start_lines(workdir: Path, probes: Path, figures: bool = False) -> list[str]:
+def _start_lines(
+    workdir: Path, probes: Path, figures: bool = False, student: tuple[str, ...] | None = None
+) -> list[str]:
     forbidden = [str(SOLUTIONS)]
     lines = [
         "import instructor.classroom.kernel.guard as __grader_guard__; "
-        f"__grader_guard__.install({str(workdir)!r}, {tuple(forbidden)!r}, ({str(probes)!r},)); "
-        "__grader_guarded__ = True",
+        f"__grader_guard__.install({str(workdir)!r}, {tuple(forbidden)!r}, ({str(probes)!r},), "
+        f"{student!r}); __grader_guarded__ = True",
         "import instructor.classroom.kernel.probe as __grader_probe__; __grader_ready__ = True",
     ]
     if not figures:
@@ -668,7 +670,9 @@ def _execute_once(
     (workdir / f"{name}.ipynb").write_text(nbformat.writes(nb))
     cgroup = kernel_cgroup(limits.memory_mib * 1024 * 1024, limits.cores, limits.processes)
     km = SandboxedKernelManager(workdir, probes, limits, uid, zygote, cgroup)
-    client = grading_client(guarded, km, limits, _start_lines(workdir, probes, figures))
+    client = grading_client(
+        guarded, km, limits, _start_lines(workdir, probes, figures, student_cells(nb.cells))
+    )
     client.disks = disks
     clock = cgroup.cpu_seconds if cgroup is not None and cgroup.cpu_seconds() is not None else None
     session = KernelSession(

@@ -113,9 +113,20 @@ def test_the_run_lines_count_outcomes_and_errors() -> None:
     lines = run_lines([HONEST, HOSTILE], skipped=4, seconds=12.34)
     assert lines == [
         "graded 2 submission(s) in 12.3 s (4 skipped); notebooks: 1 missing, 1 ok, 1 time limit",
-        "1 submission(s) in the integrity report; 1 grader error(s)",
+        "1 grader error(s)",
         "  mallory/x: nbgrader autograde failed: boom",
     ]
+
+
+def test_the_log_says_what_the_integrity_report_says(tmp_path: Path) -> None:
+    """The count comes from the report as written, whoever was graded in this run (a run
+    that grades nobody again still reports every hand-in of the report)."""
+    said: list[str] = []
+    write_reports(tmp_path / "reports", [HONEST, HOSTILE], say=said.append)
+    first = (tmp_path / "reports" / "integrity.md").read_text().splitlines()[2]
+    assert first == "1 of 2 submission(s) need a look."
+    report = tmp_path / "reports" / "integrity.md"
+    assert said == [f"integrity report: 1 of 2 submission(s) need a look ({report})"]
 
 
 def _notebook(outcome: str = "ok", cells=(), zeroed=(), imports_error: str = ""):

@@ -140,3 +140,48 @@ def test_installed_the_guard_reports_and_undoes_once_per_check(tmp_path: Path) -
         "imported: instructor,instructor.classroom,"
         "instructor.classroom.kernel,instructor.classroom.kernel.guard"
     )
+
+
+def test_a_library_s_own_wrapper_of_its_function_is_no_replacement() -> None:
+    """torch._dynamo wraps torch.manual_seed when first imported (a first optimiser step
+    does it): the new value is the saved one's wrapper, from torch's own files."""
+    import functools
+
+    import torch
+
+    genuine = torch.random.manual_seed
+    by_torch = torch._disable_dynamo(genuine)
+    assert guard.library_wrapper(torch, by_torch, genuine)
+    by_a_student = functools.wraps(genuine)(lambda seed: genuine(0))
+    assert not guard.library_wrapper(torch, by_a_student, genuine)
+    assert not guard.library_wrapper(torch, by_torch, torch.randn)  # wraps another function
+    assert not guard.library_wrapper(types.ModuleType("solo"), by_torch, genuine)
+
+
+def _run_as_cell(source: str, name: str, namespace: dict) -> None:
+    """Run ``source`` as IPython runs a cell: compiled under a name of its own, its text in
+    linecache with no mtime."""
+    import linecache
+
+    linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
+    exec(compile(source, name, "exec"), namespace)  # noqa: S102
+
+
+def test_the_audit_log_keeps_only_what_the_student_s_code_did(tmp_path: Path) -> None:
+    student_code = "def answer():\n    audit.hook('subprocess.Popen', ('sh', ['sh', '-c', 'x']))\n"
+    audit = guard.AuditLog(str(tmp_path), (), student=guard.StudentCode([student_code]))
+    # The same function defined in a cell of other text: not the student's cell.
+    _run_as_cell(student_code + "answer()\n", "/tmp/ipykernel_1/1.py", {"audit": audit})
+    assert audit.take() == []
+    # The student's cell defines it; a course cell calls it: the act is the student's.
+    namespace = {"audit": audit}
+    _run_as_cell(student_code, "/tmp/ipykernel_1/2.py", namespace)
+    _run_as_cell("answer()\n", "/tmp/ipykernel_1/3.py", namespace)
+    assert audit.take() == ["started a subprocess (sh -c x)"]
+    # A library's own act, with no student cell on the stack, is not the student's.
+    audit.hook("subprocess.Popen", ("fc-list", ["fc-list", "--help"]))
+    assert audit.take() == []
+    # Without knowledge of the hand-in every act counts.
+    everything = guard.AuditLog(str(tmp_path), ())
+    everything.hook("subprocess.Popen", ("fc-list", ["fc-list", "--help"]))
+    assert everything.take() == ["started a subprocess (fc-list --help)"]
