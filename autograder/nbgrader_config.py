@@ -58,3 +58,15 @@ c.ExchangeFactory.collect = "instructor.exchange.CheckedCollect"
 from instructor.feedback import feedback_config  # noqa: E402
 
 c.merge(feedback_config())
+
+# Validate (the command and JupyterLab's button) shows each failing test's name and the
+# course's message first and whole, then, where it helps, the traceback without the frames
+# inside helpers/ (instructor/validation.py). The cell's source too, with:
+#   c.CourseValidation.show_cell = True
+from instructor.validation import use_course_validation  # noqa: E402
+
+use_course_validation()
+
+# Feedback is released per hand-in: one student's folder (no timestamp.txt, an unreadable
+# secret) leaves out that student only, with the reason logged (instructor/exchange.py).
+c.ExchangeFactory.release_feedback = "instructor.exchange.ContainedReleaseFeedback"

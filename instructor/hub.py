@@ -41,6 +41,7 @@ import pwd
 import re
 import secrets
 import shutil
+import socket
 import subprocess
 import sys
 import tomllib
@@ -86,6 +87,17 @@ LAB_PLUGINS_OFF = {
         "@jupyter/nbgrader:validate-assignment",
     ],
 }
+LAB_SETTING_DEFAULTS = {
+    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}
+}
+"""Defaults of JupyterLab's settings for every account (``labconfig``'s overrides)."""
+STUDENT_VALIDATION = """
+# Validate shows each failing test's name and the course's message first and whole
+# (instructor/validation.py), as the course's configuration does for nbgrader validate.
+from instructor.validation import use_course_validation  # noqa: E402
+
+use_course_validation()
+"""
 SERVER_EXTENSIONS_OFF = {
     "student": ["nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list"],
     "instructor": ["nbgrader.server_extensions.assignment_list"],
@@ -324,11 +336,17 @@ def role_config(settings: HubSettings, role: str, instructor_course: Path) -> No
     else:
         nbgrader = (
             '"""Students: the course and its exchange (written by make hub)."""\n'
-            "c = get_config()  # noqa: F821\n" + exchange_settings(settings)
+            "c = get_config()  # noqa: F821\n" + exchange_settings(settings) + STUDENT_VALIDATION
         )
     _write(folder / "jupyter_server_config.json", json.dumps(server, indent=1))
     page = {"disabledExtensions": dict.fromkeys(LAB_PLUGINS_OFF[role], True)}
     _write(folder / "labconfig" / "page_config.json", json.dumps(page, indent=1))
+    # JupyterLab asks every new user whether to fetch "official Jupyter news" unless its
+    # setting has a value; news_url=None above only stops the fetching.
+    _write(
+        folder / "labconfig" / "default_setting_overrides.json",
+        json.dumps(LAB_SETTING_DEFAULTS, indent=1),
+    )
     _write(folder / "nbgrader_config.py", nbgrader)
 
 
@@ -469,24 +487,92 @@ def password_for(state: Path) -> str:
     return path.read_text().strip()
 
 
+PROXY_API_OFFSET = 1
+HUB_OFFSET = 81
+"""The hub takes three loopback ports: ``--port P`` (the proxy, where people connect),
+P+1 (the proxy's API) and P+81 (the hub itself), JupyterHub's own 8000/8001/8081."""
+
+
+def ports(port: int) -> dict[str, int]:
+    """The ports a hub on ``port`` takes, by what each is for."""
+    return {
+        "the hub's address (the proxy)": port,
+        "the proxy's API": port + PROXY_API_OFFSET,
+        "the hub itself": port + HUB_OFFSET,
+    }
+
+
+def busy_ports(port: int, host: str = "127.0.0.1") -> list[str]:
+    """The ports of :func:`ports` another program holds, each named with its use."""
+    busy = []
+    for use, number in ports(port).items():
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind((host, number))
+            except OSError:
+                busy.append(f"{number} ({use})")
+    return busy
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is no port number") from None
+    if not 1024 <= value <= 65535 - HUB_OFFSET:
+        raise argparse.ArgumentTypeError(f"give a port from 1024 to {65535 - HUB_OFFSET}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m instructor.hub", description=__doc__)
-    parser.add_argument("--roster", type=Path, default=HUB_DIR / "roster.toml")
-    parser.add_argument("--state", type=Path, default=HUB_DIR / "state")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--password", help="the shared password (default: made once, kept)")
+    parser = argparse.ArgumentParser(
+        prog="python -m instructor.hub",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--roster",
+        type=Path,
+        default=HUB_DIR / "roster.toml",
+        help="the course's accounts: a TOML file with course, instructors and students "
+        "(default: hub/roster.toml)",
+    )
+    parser.add_argument(
+        "--state",
+        type=Path,
+        default=HUB_DIR / "state",
+        help="the folder of the hub's state: its database, the exchange, the settings "
+        "(default: hub/state; kept between runs)",
+    )
+    parser.add_argument(
+        "--port",
+        type=_port,
+        default=8000,
+        help="the port people open, on 127.0.0.1 (default 8000). The hub also takes PORT+1 "
+        "(the proxy's API) and PORT+81 (the hub itself): two hubs need ports at least 82 "
+        "apart. All three are checked before the hub starts.",
+    )
+    parser.add_argument(
+        "--password", help="the password every account logs in with (default: made once, kept)"
+    )
     args = parser.parse_args(argv)
     reason = skip_reason()
     if reason:
         sys.exit(f"cannot start the hub: {reason}")
+    busy = busy_ports(args.port)
+    if busy:
+        sys.exit(
+            f"cannot start the hub on port {args.port}: in use: {', '.join(busy)}. "
+            "Stop what holds them, or pick another --port (at least 82 away from another hub)."
+        )
     state = args.state.resolve()
     settings = HubSettings(
         roster=Roster.load(args.roster),
         state=state,
         password=args.password or password_for(state),
         port=args.port,
-        hub_port=args.port + 81,
-        proxy_api_port=args.port + 1,
+        hub_port=args.port + HUB_OFFSET,
+        proxy_api_port=args.port + PROXY_API_OFFSET,
     )
     try:
         notes = prepare(settings)

@@ -162,3 +162,45 @@ def test_collect_takes_only_submissions_their_student_owns(tmp_path) -> None:
     finally:
         remove_hub_users(r.users)
         shutil.rmtree(state, ignore_errors=True)
+
+
+def test_every_account_s_lab_asks_no_news_and_students_validate_the_course_s_way(tmp_path) -> None:
+    settings = HubSettings(roster(tmp_path), tmp_path / "state", "pw-123456789", real_users=False)
+    prepare(settings)
+    for role in ("student", "instructor"):
+        folder = settings.config_folder(role)
+        overrides = json.loads(
+            (folder / "labconfig" / "default_setting_overrides.json").read_text()
+        )
+        assert overrides["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
+    student = (settings.config_folder("student") / "nbgrader_config.py").read_text()
+    assert "use_course_validation()" in student
+    # The instructor's loads the course's configuration, which calls it.
+    course_config = Path(__file__).parents[2] / "autograder" / "nbgrader_config.py"
+    assert "use_course_validation()" in course_config.read_text()
+
+
+def test_the_launcher_documents_every_option_and_the_ports_it_takes(capsys) -> None:
+    from instructor import hub
+
+    with pytest.raises(SystemExit):
+        hub.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for option in ("--roster", "--state", "--port", "--password"):
+        assert f"{option} " in text
+    assert "PORT+1 (the proxy's API) and PORT+81 (the hub itself)" in text
+
+
+def test_a_port_the_hub_needs_is_checked_before_it_starts(monkeypatch) -> None:
+    import socket
+
+    from instructor import hub
+
+    monkeypatch.setattr(hub, "skip_reason", lambda: None)
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        taken = holder.getsockname()[1]
+        port = taken - hub.PROXY_API_OFFSET
+        assert hub.busy_ports(port) == [f"{taken} (the proxy's API)"]
+        with pytest.raises(SystemExit, match=f"in use: {taken} \\(the proxy's API\\)"):
+            hub.main(["--port", str(port)])
