@@ -51,9 +51,11 @@ from instructor.feedback import HIDDEN_NOTE
 from instructor.grading_cases import Case, Submission, load_cases, pack, reference_solutions
 from instructor.scratch_course import ScratchCourse
 from support.graded_class import (
+    SESSION_SOLUTION,
     SOLUTION,
     STUB,
     TRIMMED_SOLUTION,
+    as_a_session_leaves_it,
     generated,
     reference_course,
     reference_group,
@@ -117,6 +119,7 @@ def graded_course(tmp_path_factory, shared_scheduler):
         if batch == 0:
             course.submit(TRIMMED_SOLUTION, course.solved(demos=False))
             course.submit(STUB, course.released())
+            course.submit(SESSION_SOLUTION, as_a_session_leaves_it(course))
         # On this test process's cluster: 25 case courses, each too small to pay for a
         # cluster of its own (the embedded one is proven in tests/instructor/classroom/).
         summaries = ClassGrader(
@@ -266,9 +269,13 @@ def test_class_grader_gives_full_marks_to_the_solution_and_zero_to_the_stub(
     assert not {n: s for n, s in stub.items() if s[0] != 0}
     assert course.awaiting_grader(TRIMMED_SOLUTION) == written_answers(assignment)
     assert not course.awaiting_grader(STUB)
-    # An integrity note is about a hand-in: the reference solution has none (issue 25).
-    notes = attention(CLASS_SUMMARIES[course.root][TRIMMED_SOLUTION])
-    assert not notes, f"the reference solution gets integrity notes: {notes}"
+    # An integrity note is about a hand-in: the reference solution has none (issue 25), nor
+    # has it with every demo cell run and saved, whose first figure and training steps the
+    # course's own code makes (issue 44).
+    for form in (TRIMMED_SOLUTION, SESSION_SOLUTION):
+        notes = attention(CLASS_SUMMARIES[course.root][form])
+        assert not notes, f"the reference solution ({form}) gets integrity notes: {notes}"
+    assert not lost_points(assignment, course.scores(SESSION_SOLUTION))
 
 
 def _failure(outputs: list) -> str:

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
 from _pytest.mark.structures import ParameterSet
 from filelock import FileLock
@@ -37,11 +38,13 @@ from instructor.grading_cases import Case, load_cases
 from instructor.scratch_course import ScratchCourse
 
 __all__ = [
+    "SESSION_SOLUTION",
     "SOLUTION",
     "STUB",
     "SharedClusters",
     "TRIMMED_SOLUTION",
     "WRONG",
+    "as_a_session_leaves_it",
     "generated",
     "graded_with",
     "isolation_params",
@@ -155,7 +158,24 @@ class SharedClusters:
 SOLUTION = "reference_solution"
 STUB = "untouched_student_version"
 TRIMMED_SOLUTION = "reference_solution_without_demos"
+SESSION_SOLUTION = "reference_solution_as_a_session_leaves_it"
 WRONG = "a_wrong_answer"
+
+
+def as_a_session_leaves_it(course: ScratchCourse) -> nbformat.NotebookNode:
+    """The reference answers in the student version with every demo cell, executed: each
+    cell's outputs and count, and the notebook's metadata, as the executed instructor
+    notebook has them (what a student's run of every cell and a save leave in the file)."""
+    notebook = course.solved()
+    executed = {cell.get("id"): cell for cell in course.source().cells}
+    for cell in notebook.cells:
+        ran = executed.get(cell.get("id"))
+        if cell.cell_type == "code" and ran is not None:
+            cell.outputs = ran.get("outputs", [])
+            cell.execution_count = ran.get("execution_count")
+    notebook.metadata.update(course.source().metadata)
+    return notebook
+
 
 _REFERENCE_COURSES: dict[str, ScratchCourse] = {}
 

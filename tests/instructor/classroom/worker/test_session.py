@@ -64,9 +64,7 @@ def test_a_kernel_without_the_grader_s_code_is_an_error_of_the_grader(
 ) -> None:
     """If the kernel cannot import the course (not installed where it runs), the grader
     says so before any student is scored, instead of scoring everyone 0."""
-    monkeypatch.setattr(
-        execute, "_start_lines", lambda workdir, probes, figures: ["import no_such_course"]
-    )
+    monkeypatch.setattr(execute, "_start_lines", lambda *args: ["import no_such_course"])
     with pytest.raises(execute.GraderEnvironmentError, match="cannot load the grader's code"):
         execute.check_kernel_environment(limits)
 
