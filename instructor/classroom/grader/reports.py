@@ -46,6 +46,7 @@ from instructor.classroom.grader.course import (
 )
 from instructor.classroom.grader.integrity import read_submission_file
 from instructor.classroom.grader.records import HandInSummary, attention, cell_outcome, contain
+from instructor.exchange import ExchangeRecord, read_records
 from instructor.feedback import feedback_config
 from instructor.lms.config import LMS_TOML, LmsConfig, read_config
 from instructor.lms.csv_safety import neutralised, write_rows
@@ -170,7 +171,11 @@ def write_reports(
     )
     write_exports(folder, summaries, penalties, names, identities, config)
     (folder / "integrity.json").write_text(json.dumps([s.to_json() for s in summaries], indent=1))
-    (folder / "integrity.md").write_text(integrity_markdown(summaries, copies))
+    assignments = {s.assignment for s in summaries}
+    exchange = [
+        r for r in (read_records(course.root) if course else []) if r.assignment in assignments
+    ]
+    (folder / "integrity.md").write_text(integrity_markdown(summaries, copies, exchange))
     if say is not None:
         flagged = flagged_hand_ins(summaries, copies or {})
         say(f"integrity report: {integrity_count(flagged, summaries)} ({folder / 'integrity.md'})")
@@ -374,15 +379,44 @@ def integrity_count(
     return f"{len(flagged)} of {len(summaries)} submission(s) need a look"
 
 
+def _exchange_section(records: list[ExchangeRecord]) -> list[str]:
+    """The hand-ins the exchange left out (``nbgrader collect``, ``release_feedback``)."""
+    if not records:
+        return []
+    lines = [
+        "",
+        "## Left out by the exchange",
+        "",
+        f"{len(records)} hand-in(s) the exchange did not take as they were "
+        "(`instructor/exchange.py`); every other hand-in was collected and released.",
+        "",
+        "| step | assignment | student | what | why |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for r in records:
+        cells = (r.step, r.assignment, r.student, r.outcome, r.reason)
+        lines.append("| " + " | ".join(_table_text(v) for v in cells) + " |")
+    return lines
+
+
+def _table_text(text: str) -> str:
+    """``text`` as one markdown table cell: a folder's name is the student's to choose."""
+    return " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|")
+
+
 def integrity_markdown(
-    summaries: list[HandInSummary], copies: Mapping[str, list[CopyPair]] | None = None
+    summaries: list[HandInSummary],
+    copies: Mapping[str, list[CopyPair]] | None = None,
+    exchange: list[ExchangeRecord] | None = None,
 ) -> str:
-    """The integrity report; ``copies``: assignment -> its near copies (:func:`copy_report`).
-    Answers awaiting a grader are listed apart: they are no integrity matter."""
+    """The integrity report; ``copies``: assignment -> its near copies (:func:`copy_report`);
+    ``exchange``: what the exchange left out of the reported assignments. Answers awaiting a
+    grader are listed apart: they are no integrity matter."""
     copies = copies or {}
     lines = ["# Integrity report", ""]
     flagged = flagged_hand_ins(summaries, copies)
     lines.append(integrity_count(flagged, summaries) + ".")
+    lines += _exchange_section(exchange or [])
     for summary, notes in flagged:
         score = f"{summary.score:g}/{summary.max_score:g}"
         if summary.awaiting:

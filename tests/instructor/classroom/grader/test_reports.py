@@ -397,3 +397,17 @@ def test_copies_of_the_solutions_and_of_a_classmate_are_found() -> None:
     assert "## Near copies" in report
     assert "| 06_efficient_attention | sliding_window_attention | renamer | solutions/ |" in report
     assert "near copy of the reference solution" in report
+
+
+def test_what_the_exchange_left_out_is_in_the_integrity_report() -> None:
+    from instructor.exchange import ExchangeRecord
+
+    records = [
+        ExchangeRecord("collect", "x", "bob", "inbound/bob+x+1", "a time that does not parse"),
+        ExchangeRecord("release_feedback", "x", "eve|x\n## eve", "feedback/eve", "a link"),
+    ]
+    markdown = integrity_markdown([HONEST], exchange=records)
+    section = markdown.split("## Left out by the exchange\n", 1)[1]
+    assert "| collect | x | bob | left out | a time that does not parse |" in section
+    assert "| release_feedback | x | eve\\|x ## eve | left out | a link |" in section
+    assert markdown.count("\n## ") == 1  # the student's name made no heading of its own
