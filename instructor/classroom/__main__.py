@@ -1,4 +1,6 @@
-"""``python -m instructor.classroom grade 01_vector_sets ...`` (``make grade A=...``).
+"""``python -m instructor.classroom grade 01_vector_sets ...`` (``make grade A=...``);
+``python -m instructor.classroom items 01_vector_sets ...`` writes the item analysis from
+what is recorded (:mod:`.grader.items`), grading nothing.
 
 Submissions are read from ``submitted/<student>/<assignment>/`` (what ``nbgrader collect``
 or a copy leaves there), or first unpacked there from an LMS download with ``--zip``
@@ -100,7 +102,22 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--timeout", type=float, default=Limits.wall_seconds, help="s/notebook")
     grade.add_argument("--cell-timeout", type=int, default=Limits.cell_seconds, help="s/cell")
     grade.add_argument("--memory", type=int, default=Limits.memory_mib, help="MiB/process")
+    items = commands.add_parser(
+        "items",
+        help="write the item analysis (reports/items.*) from the records, grading nothing",
+    )
+    items.add_argument("assignments", nargs="+", help="assignments graded already")
+    items.add_argument("--root", type=Path, default=AUTOGRADER, help="nbgrader course root")
+    items.add_argument("--db", help="gradebook SQLAlchemy URL (default: the course's SQLite)")
     args = parser.parse_args(argv)
+    if args.command == "items":
+        from instructor.classroom.grader.items import recorded_items
+
+        written = recorded_items(args.root, args.assignments, args.db)
+        hand_ins = sum(a.stats["n"] for a in written)
+        report = args.root / "reports" / "items.html"
+        print(f"item analysis of {hand_ins} recorded hand-in(s): {report}")
+        return 0
     if args.zip and len(args.assignments) != 1:
         parser.error("--zip takes exactly one assignment")
     if not args.zip and (args.lms or args.pattern or args.replace or args.zip_times or args.times):

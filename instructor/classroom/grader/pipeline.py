@@ -358,6 +358,7 @@ class ClassGrader:
         for line in awaiting_lines(summaries):
             log(line)
         log(f"grades: {self.reports / 'grades.csv'}; integrity: {self.reports / 'integrity.md'}")
+        log(f"item analysis: {self.reports / 'items.html'} (to share: items_anonymous.html)")
         if self.feedback:
             log(f"feedback: {self.root / 'feedback'}")
         return summaries

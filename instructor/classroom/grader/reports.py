@@ -19,6 +19,9 @@ plugins of :mod:`instructor.feedback`: no hidden test shown, the notebook inert)
     every hand-in an instructor should read, and why (:func:`.records.attention`), near
     copies (:func:`copy_report`), the answers awaiting a grader and each notebook's
     best-effort checks; the summaries.
+``items.csv``, ``items.html``, ``items_anonymous.html``, ``items_<assignment>.png``
+    the item analysis: per assignment, test cell, concept question and written answer
+    (:mod:`.items`; the anonymous page names no student).
 
 Every score comes from nbgrader's gradebook, read again when the reports are written
 (:func:`.course.from_gradebook`): a score given by hand in formgrader is in the next reports
@@ -45,6 +48,7 @@ from instructor.classroom.grader.course import (
     student_names,
 )
 from instructor.classroom.grader.integrity import read_submission_file
+from instructor.classroom.grader.items import late_hand_ins, write_items
 from instructor.classroom.grader.records import HandInSummary, attention, cell_outcome, contain
 from instructor.exchange import ExchangeRecord, read_records
 from instructor.feedback import feedback_config
@@ -176,6 +180,16 @@ def write_reports(
         r for r in (read_records(course.root) if course else []) if r.assignment in assignments
     ]
     (folder / "integrity.md").write_text(integrity_markdown(summaries, copies, exchange))
+    # Late as the gradebook has it (a late hand-in may carry no penalty); without a course,
+    # as the penalties say.
+    late = (
+        late_hand_ins(course, summaries)
+        if course is not None
+        else None
+        if penalties is None
+        else {key for key, penalty in penalties.items() if penalty > 0}
+    )
+    write_items(folder, summaries, late=late)
     if say is not None:
         flagged = flagged_hand_ins(summaries, copies or {})
         say(f"integrity report: {integrity_count(flagged, summaries)} ({folder / 'integrity.md'})")
