@@ -164,11 +164,12 @@ def _gradebook(tmp_path: Path) -> str:
 
 
 class _Course:
-    """What the reports read of an ``NbgraderCourse``: its gradebook and late plugin
-    (20 % per started hour)."""
+    """What the reports read of an ``NbgraderCourse``: its folder (the exchange's records),
+    gradebook and late plugin (20 % per started hour)."""
 
     def __init__(self, url: str) -> None:
         self.url = url
+        self.root = Path(url.removeprefix("sqlite:///")).parent
 
     def gradebook(self) -> Gradebook:
         return Gradebook(self.url)
