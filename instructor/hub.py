@@ -26,7 +26,12 @@ what nbgrader's exchange needs and what a new instructor would otherwise get wro
   assignment list and validation for students (formgrader's server extension off), and
   formgrader and the course list for instructors, whose server alone lets pages of its own
   origin frame it (``frame-ancestors 'self'``; JupyterHub >= 4.1 sends ``'none'``, which
-  leaves formgrader's panel in JupyterLab blank).
+  leaves formgrader's panel in JupyterLab blank);
+- as root, the course's environment in the login shells of the hub's users (JupyterLab's
+  terminal is one, as are ``ssh`` and ``runuser -l``): ``/etc/profile.d/course-hub-<id>.sh``
+  puts the course's Python first on ``PATH`` (Debian's ``/etc/profile`` resets it) and sets
+  the role's ``JUPYTER_CONFIG_PATH``, for users whose home is in ``<state>/homes`` only;
+  marked with the state folder, removed by :func:`remove_environment_scripts`.
 
 The hub's own state (database, cookie secret, password) lives in ``<state>``
 (``hub/state`` by default, git-ignored).
@@ -35,11 +40,13 @@ The hub's own state (database, cookie secret, password) lives in ``<state>``
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import pwd
 import re
 import secrets
+import shlex
 import shutil
 import socket
 import subprocess
@@ -58,6 +65,7 @@ __all__ = [
     "configure",
     "main",
     "prepare",
+    "remove_environment_scripts",
     "skip_reason",
 ]
 
@@ -68,6 +76,10 @@ SETTINGS_VARIABLE = "COURSE_HUB_SETTINGS"
 
 USER_COMMENT = "self-attention course hub"
 """The GECOS field of the system users the hub makes (how a test finds its leftovers)."""
+PROFILE_DIR = Path("/etc/profile.d")
+"""Where the environment script of the hub's login shells goes (read by ``/etc/profile``)."""
+SCRIPT_MARK = "# course-hub-state: "
+"""The line that marks an environment script as a course hub's, naming its state folder."""
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
 # Submissions larger than this (all files together, and any one file) are refused by
 # `nbgrader submit` with "Directory size is too big": the course's notebooks are < 1 MB.
@@ -160,6 +172,7 @@ class HubSettings:
     real_users: bool = field(default_factory=lambda: os.geteuid() == 0)
     submission_limit_kb: int = SUBMISSION_LIMIT_KB
     course_root: Path = COURSE_ROOT
+    profile_dir: Path = PROFILE_DIR
 
     @property
     def exchange(self) -> Path:
@@ -174,6 +187,13 @@ class HubSettings:
 
     def config_folder(self, role: str) -> Path:
         return self.state / "config" / role
+
+    @property
+    def environment_script(self) -> Path:
+        """This hub's script in ``/etc/profile.d``: one per state folder, so that hubs of
+        other state folders (a test's beside a person's) keep theirs."""
+        digest = hashlib.sha256(str(self.state).encode()).hexdigest()[:12]
+        return self.profile_dir / f"course-hub-{digest}.sh"
 
     @property
     def file(self) -> Path:
@@ -194,6 +214,7 @@ class HubSettings:
             roster=roster,
             state=Path(data.pop("state")),
             course_root=Path(data.pop("course_root")),
+            profile_dir=Path(data.pop("profile_dir", PROFILE_DIR)),
             **data,
         )
 
@@ -350,6 +371,97 @@ def role_config(settings: HubSettings, role: str, instructor_course: Path) -> No
     _write(folder / "nbgrader_config.py", nbgrader)
 
 
+def environment_script(settings: HubSettings) -> str:
+    """The login shells' part of the course's environment, as a POSIX ``sh`` script.
+
+    JupyterLab's terminal runs the user's shell as a login shell (jupyter_server_terminals
+    adds ``-l`` when the server has no terminal of its own, as under a spawner), and so do
+    ``ssh`` and ``runuser -l``: Debian's ``/etc/profile`` then sets ``PATH`` anew, without
+    the course's environment that the server itself runs in, and sources
+    ``/etc/profile.d/*.sh`` after it. This script puts the environment's ``bin`` first on
+    ``PATH`` (once) and sets the role's ``JUPYTER_CONFIG_PATH``, as the spawner does for the
+    servers, only for users whose home is in this hub's ``homes`` folder; any other user's
+    shell is left as it was. The user's own ``~/.profile`` comes after it and may change it.
+    """
+    homes = settings.state / "homes"
+    venv_bin = shlex.quote(str(Path(sys.executable).parent))
+    instructors = "|".join(shlex.quote(str(settings.home(n))) for n in settings.roster.instructors)
+    instructor_config = shlex.quote(str(settings.config_folder("instructor")))
+    student_config = shlex.quote(str(settings.config_folder("student")))
+    return f"""# Written by `make hub` (instructor/hub.py, docs/jupyterhub.md): the course's
+# environment in the login shells (JupyterLab's terminal, ssh, runuser -l) of the course
+# hub's users, whose homes are in {homes}. Debian's /etc/profile resets PATH;
+# this puts the course's Python first. Other users' shells are left as they are. The hub
+# writes it again at each start; remove it with the hub's users.
+{SCRIPT_MARK}{settings.state}
+case "$HOME" in
+  {instructors})
+    JUPYTER_CONFIG_PATH={instructor_config}
+    ;;
+  {shlex.quote(str(homes))}/*)
+    JUPYTER_CONFIG_PATH={student_config}
+    ;;
+esac
+case "$HOME" in
+  {shlex.quote(str(homes))}/*)
+    export JUPYTER_CONFIG_PATH
+    case ":$PATH:" in
+      *:{venv_bin}:*) ;;
+      *) PATH={venv_bin}:"$PATH"; export PATH ;;
+    esac
+    ;;
+esac
+"""
+
+
+def script_state(path: Path) -> Path | None:
+    """The state folder a course hub's environment script names, or None if not one."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith(SCRIPT_MARK):
+            return Path(line[len(SCRIPT_MARK) :])
+    return None
+
+
+def remove_environment_scripts(
+    profile_dir: Path = PROFILE_DIR, state: Path | None = None
+) -> list[Path]:
+    """Remove course hubs' environment scripts from ``profile_dir``; the files removed.
+
+    Those of ``state`` (a hub's state folder), or with ``state`` None those whose state
+    folder is gone (a test's hub that crashed, a state folder deleted): their users' homes
+    went with it, so the script does nothing any more. Only files that carry the mark
+    (:data:`SCRIPT_MARK`) are touched, as :func:`ensure_system_user`'s users carry theirs.
+    """
+    removed = []
+    for path in sorted(profile_dir.glob("course-hub-*.sh")):
+        named = script_state(path)
+        if named is None:
+            continue
+        if state is not None:
+            remove = named.resolve() == state.resolve()
+        else:
+            remove = not named.exists()
+        if remove:
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
+
+
+def write_environment_script(settings: HubSettings) -> Path:
+    """Write :func:`environment_script` into ``settings.profile_dir`` (root's, ``rw-r--r--``)."""
+    path = settings.environment_script
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(environment_script(settings))
+    partial.chmod(0o644)
+    partial.replace(path)  # a login shell never reads half a script
+    return path
+
+
 def prepare(settings: HubSettings) -> list[str]:
     """Make the exchange, the accounts, the course folder and the role configurations.
 
@@ -377,11 +489,24 @@ def prepare(settings: HubSettings) -> list[str]:
                     f"made {folder} enterable by all (o+x): the accounts' servers run "
                     f"{python} and read their configuration in {settings.state}"
                 )
+        for stale in remove_environment_scripts(settings.profile_dir):
+            notes.append(f"removed {stale}: its hub's state folder is gone")
+        script = write_environment_script(settings)
+        notes.append(
+            f"{script}: the course's Python ({Path(sys.executable).parent}) first on PATH in "
+            "the login shells (JupyterLab's terminal, ssh) of the hub's users, whose homes "
+            f"are in {settings.state / 'homes'}"
+        )
     else:
         notes.append(
             "not root: every account runs as this user (SimpleLocalProcessSpawner), homes in "
             f"{settings.state / 'homes'}; nothing keeps one account from another's files, "
             "and collect does not check who owns a submission. Run as root for real users."
+        )
+        notes.append(
+            "not root: nothing is written to /etc/profile.d, and a JupyterLab terminal's login "
+            "shell resets PATH: type `. "
+            f"{shlex.quote(str(Path(sys.executable).parent / 'activate'))}` there first"
         )
     # The exchange: anyone may create in it (nbgrader's own default), nobody may remove or
     # rename what another made (the sticky bit); the course's folder is the instructor's

@@ -3,11 +3,15 @@
 The hub is the one ``make hub`` starts (``python -m instructor.hub``: JupyterHub 6.1,
 configurable-http-proxy from ``hub/package-lock.json``, nbgrader's exchange, system users
 made with ``useradd``), on free loopback ports; Debian's Chromium drives it through
-Playwright. What runs, in order:
+Playwright. The instructor's commands are docs/jupyterhub.md's term block, taken from the
+page and run as written (the example assignment replaced by the test's) in a login shell
+of the instructor's user (``runuser -l``: ``/etc/profile`` resets ``PATH``, the hub's
+``/etc/profile.d`` script puts the course's Python back). What runs, in order:
 
-1. the instructor releases 01 with formgrader's Release button (Manage Assignments, in
-   the formgrader panel of their JupyterLab) and 10 with ``nbgrader release_assignment``
-   (as the instructor's system user); every student's Assignments tab lists both;
+1. in the instructor's JupyterLab terminal (the server's own, a login shell), ``python``
+   and ``nbgrader`` are the course's; the instructor releases 01 with formgrader's Release
+   button (Manage Assignments, in the formgrader panel of their JupyterLab) and 10 with
+   the docs' ``nbgrader release_assignment``; every student's Assignments tab lists both;
 2. three students log in on the hub's page. Each opens the Assignments tab (nbgrader's
    JupyterLab extension), presses Fetch, opens the notebook from the list and types the
    answers into the cells: ann all of 01 right; ben one_hot wrong (built by columns, a
@@ -20,11 +24,12 @@ Playwright. What runs, in order:
 3. ann tries to hand in a submission in ben's name (a folder in the exchange's inbound);
    the instructor collects (``nbgrader collect --update``): ben's own newest submission is
    collected, not ann's forgery, and the log says why;
-4. the instructor grades with the class grader (``python -m instructor.classroom grade``,
-   as ``make grade`` runs it, as the instructor's user); ``nbgrader autograde`` of a copy of
-   the course gives the same score to every submission; ben's hand-in without the test
-   cell is named in ``integrity.md`` ("deleted test cell ... restored from the
-   gradebook"), the restored cell runs and scores 0, and his other answers score in full;
+4. the instructor grades with the class grader (the docs' ``python -m instructor.classroom
+   grade``, both assignments); ``nbgrader autograde`` of a copy of the course gives the
+   same score to every submission; ben's hand-in without the test cell is named in
+   ``integrity.md`` ("deleted test cell ... restored from the gradebook"), the restored
+   cell runs and scores 0, and his other answers score in full; the log's integrity count
+   is the report's, and ann's honest hand-in has no note but near copies;
 5. the instructor opens formgrader in JupyterLab (its panel must show formgrader: the
    instructor's server sends ``frame-ancestors 'self'``, students' servers JupyterHub's
    ``'none'``) and grades cat's written answer there, with a comment; the class grader runs
@@ -49,8 +54,10 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 import sqlite3
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -61,6 +68,7 @@ import pytest
 
 from instructor import anatomy
 from instructor.grading_cases import load_cases
+from instructor.paths import COURSE_ROOT
 from support.hub import (
     CHROMIUM,
     TIMEOUT_MS,
@@ -93,6 +101,16 @@ nb = nbformat.read(path, as_version=4)
 nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != grade_id]
 nbformat.write(nb, path)
 """
+DOCS = COURSE_ROOT / "docs" / "jupyterhub.md"
+# The kinds of command docs/jupyterhub.md's term block holds, each run by this test as
+# written there: a command added to the block and not run here fails the test.
+TERM_KINDS = (
+    "cd ",
+    "nbgrader release_assignment ",
+    "nbgrader collect ",
+    "python -m instructor.classroom grade ",
+    "nbgrader release_feedback ",
+)
 
 pytestmark = pytest.mark.xdist_group("hub")
 
@@ -257,15 +275,123 @@ def set_due_date(hub: Hub, assignment: str, due: datetime) -> None:
     hub.write_as(INSTRUCTOR, config, text)
 
 
+def documented_term() -> list[str]:
+    """The instructor's commands of docs/jupyterhub.md's term (the bash block with the class
+    grader), in order, without comments and blank lines."""
+    blocks = re.findall(r"```bash\n(.*?)```", DOCS.read_text(), re.S)
+    (block,) = [b for b in blocks if "instructor.classroom grade" in b]
+    commands = []
+    for line in block.splitlines():
+        command = "" if line.lstrip().startswith("#") else line.split(" #", 1)[0].strip()
+        if command:
+            commands.append(command)
+    return commands
+
+
+def documented(kind: str, *assignments: str) -> str:
+    """The docs' term command that starts with ``kind``, as written there, after the block's
+    own ``cd``; ``assignments`` in place of the docs' example assignment (01)."""
+    term = documented_term()
+    unknown = [c for c in term if not c.startswith(TERM_KINDS)]
+    assert not unknown, f"docs/jupyterhub.md's term has commands this test does not run: {unknown}"
+    (cd,) = [c for c in term if c.startswith("cd ")]
+    found = {c for c in term if c.startswith(kind)}  # grade appears twice, the same line
+    assert len(found) == 1, f"docs/jupyterhub.md's term has {sorted(found)} for {kind!r}"
+    (line,) = found
+    assert ONE in line.split(), line
+    words = [" ".join(assignments) if word == ONE else word for word in line.split(" ")]
+    return f"{cd} && {' '.join(words)}"
+
+
+def instructor_runs(hub: Hub, kind: str, *assignments: str):
+    """The docs' command ``kind`` in a login shell of the instructor (``runuser -l``): what
+    they type in their JupyterLab terminal, where ``/etc/profile`` resets ``PATH`` and the
+    hub's ``/etc/profile.d`` script puts the course's Python back first."""
+    command = documented(kind, *assignments)
+    result = hub.login_shell(INSTRUCTOR, command)
+    # The class grader's log is its stdout (progress bars on stderr); nbgrader's is stderr.
+    lines = (result.stdout if result.stdout.strip() else result.stderr).splitlines()
+    output = [line for line in lines if line.strip()]
+    print(f"  [{INSTRUCTOR}, login shell] $ {command}")
+    for line in output[-6:]:
+        print(f"    {line[:200]}")
+    return result
+
+
 def class_grade(hub: Hub) -> str:
-    """``make grade``'s command, as the instructor, on the hub's course folder."""
-    result = hub.run_as(
-        INSTRUCTOR,
-        "python", "-m", "instructor.classroom", "grade", ONE, TEN,
-        "--root", str(hub.course), "--workers", "1",
-        cwd=hub.course,
-    )  # fmt: skip
+    """``make grade``'s command as docs/jupyterhub.md gives it, for both assignments (the
+    reports cover the assignments of one run), in the instructor's login shell."""
+    result = instructor_runs(hub, "python -m instructor.classroom grade ", ONE, TEN)
     return result.stdout + result.stderr
+
+
+def check_integrity_report(hub: Hub, log: str) -> None:
+    """The log's integrity count is the report's own line; the honest hand-ins (ann's and
+    cat's: the reference answers typed in JupyterLab, saved, submitted; ann's validated
+    too) have no note but near copies."""
+    report = (hub.course / "reports" / "integrity.md").read_text()
+    count = next(line for line in report.splitlines() if line and not line.startswith("#"))
+    logged = [
+        line.split("integrity report: ", 1)[1].rsplit(" (", 1)[0]
+        for line in log.splitlines()
+        if "integrity report: " in line
+    ]
+    assert logged and logged[-1] + "." == count, (logged, count)
+    print(f"  integrity: {count}")
+    for student, assignment in ((ANN, ONE), (CAT, TEN)):
+        parts = report.split(f"## {student} / {assignment} (", 1)
+        section = parts[1].split("\n## ", 1)[0] if len(parts) > 1 else ""
+        notes = [line for line in section.splitlines() if line.startswith("- ")]
+        print(f"  {student}'s notes: {notes}")
+        others = [note for note in notes if "near copy of" not in note]
+        assert not others, f"{student}'s honest hand-in has notes: {others}\n{report}"
+
+
+TERMINAL_RUN = """async ([base, command, marker]) => {
+    const xsrf = decodeURIComponent((document.cookie.match(/_xsrf=([^;]+)/) || [])[1] || "");
+    const made = await fetch(base + "api/terminals", {
+        method: "POST", headers: {"X-XSRFToken": xsrf}});
+    const name = (await made.json()).name;
+    const url = base.replace(/^http/, "ws") + "terminals/websocket/" + name
+        + "?_xsrf=" + encodeURIComponent(xsrf);
+    const out = await new Promise((resolve) => {
+        let text = "";
+        const socket = new WebSocket(url);
+        const timer = setTimeout(() => resolve(text), 120000);
+        socket.onopen = () => socket.send(JSON.stringify(["stdin", command + "\\r"]));
+        socket.onmessage = (event) => {
+            const [kind, data] = JSON.parse(event.data);
+            if (kind !== "stdout") return;
+            text += data;
+            if (text.includes(marker)) { clearTimeout(timer); socket.close(); resolve(text); }
+        };
+        socket.onerror = () => resolve(text + "[websocket error]");
+    });
+    await fetch(base + "api/terminals/" + name, {
+        method: "DELETE", headers: {"X-XSRFToken": xsrf}});
+    return out;
+}"""
+
+
+def in_terminal(page, hub: Hub, user: str, command: str) -> str:
+    """``command`` typed into a new terminal of ``user``'s JupyterLab (the terminal the
+    Terminal launcher opens: the server's own, a login shell); what it printed."""
+    # The marker as the shell prints it, not as the terminal echoes the typed line.
+    command += "; echo END-OF-$((40 + 2))"
+    base = f"{hub.url}/user/{user}/"
+    return page.evaluate(TERMINAL_RUN, [base, command, "END-OF-42"])
+
+
+def check_instructor_terminal(page, hub: Hub) -> None:
+    """In the instructor's JupyterLab terminal, ``python`` and ``nbgrader`` are the
+    course's (issue 44: ``bash: python: command not found`` there before)."""
+    venv_bin = Path(sys.executable).parent
+    login = 'echo "login_shell=$(shopt -q login_shell && echo yes || echo no)"'
+    out = in_terminal(page, hub, INSTRUCTOR, f"command -v python nbgrader; {login}")
+    found = [line.strip() for line in out.splitlines() if line.strip().startswith("/")]
+    print(f"  [{INSTRUCTOR}, JupyterLab terminal] command -v python nbgrader: {found[:2]}")
+    assert str(venv_bin / "python") in found and str(venv_bin / "nbgrader") in found, out
+    assert "login_shell=yes" in out, f"the terminal's shell is not a login shell: {out}"
 
 
 def scores(db: Path) -> dict[tuple[str, str], float]:
@@ -397,9 +523,11 @@ def run_term(hub: Hub, playwright, step) -> None:
     pages = {}
     try:
         pages[INSTRUCTOR] = hub.login(browser, INSTRUCTOR)
+        check_instructor_terminal(pages[INSTRUCTOR], hub)
+        step("the instructor's JupyterLab terminal (a login shell) runs the course's Python")
         release_in_formgrader(pages[INSTRUCTOR], ONE)
-        hub.nbgrader("release_assignment", TEN)
-        step("released 01 (formgrader's Release button) and 10 (nbgrader release_assignment)")
+        instructor_runs(hub, "nbgrader release_assignment ", TEN)
+        step("released 01 (formgrader's Release button) and 10 (the docs' command)")
 
         solutions = {a: anatomy.solution_sources(anatomy.read_solution(a)) for a in (ONE, TEN)}
         for user, assignment in ((ANN, ONE), (BEN, ONE), (CAT, TEN)):
@@ -464,8 +592,8 @@ def run_term(hub: Hub, playwright, step) -> None:
         hub.run_as(ANN, "cp", "-r", str(ann_own), str(forged))
         assert forged.exists()
 
-        collected = hub.nbgrader("collect", "--update", ONE)
-        hub.nbgrader("collect", "--update", TEN)
+        collected = instructor_runs(hub, "nbgrader collect ", ONE)
+        instructor_runs(hub, "nbgrader collect ", TEN)
         assert f"claims to be submitted by {BEN} but is owned by {ANN}" in collected.stderr
         ben_collected = nbformat.read(
             hub.course / "submitted" / BEN / ONE / f"{ONE}.ipynb", as_version=4
@@ -487,6 +615,7 @@ def run_term(hub: Hub, playwright, step) -> None:
 
         log = class_grade(hub)
         step("class grader ran")
+        check_integrity_report(hub, log)
         graded = scores(hub.course / "gradebook.db")
         expected = autograde_copy(hub)
         step("nbgrader autograde of a copy ran")
@@ -498,9 +627,10 @@ def run_term(hub: Hub, playwright, step) -> None:
         step("written answer graded in formgrader, in JupyterLab")
         log = class_grade(hub)
         step("class grader ran again: the hand-given points in reports and feedback")
+        check_integrity_report(hub, log)
 
         for assignment in (ONE, TEN):
-            hub.nbgrader("release_feedback", assignment)
+            instructor_runs(hub, "nbgrader release_feedback ", assignment)
         step("feedback released")
 
         check_reports(hub)

@@ -14,6 +14,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,9 @@ from instructor.hub import (
     HubSettings,
     Roster,
     configure,
+    environment_script,
     prepare,
+    remove_environment_scripts,
 )
 from support.hub import remove_hub_users
 
@@ -43,6 +46,24 @@ def roster(tmp_path: Path, text: str = ROSTER) -> Roster:
     path = tmp_path / "roster.toml"
     path.write_text(text)
     return Roster.load(path)
+
+
+@pytest.fixture
+def root_hub(tmp_path) -> Iterator[tuple[Roster, Path]]:
+    """As root: :data:`ROSTER` and a state folder outside pytest's (the users must reach
+    it); the roster's system users removed before and after, and the hub's
+    ``/etc/profile.d`` script after."""
+    if os.geteuid() != 0 or not all(shutil.which(t) for t in ("useradd", "runuser")):
+        pytest.skip("not root (or no useradd, runuser): real users are made as root only")
+    r = roster(tmp_path)
+    remove_hub_users(r.users)
+    state = Path(tempfile.mkdtemp(prefix="course-hub-unit-"))
+    try:
+        yield r, state
+    finally:
+        remove_hub_users(r.users)
+        remove_environment_scripts(state=state)
+        shutil.rmtree(state, ignore_errors=True)
 
 
 @pytest.mark.parametrize("students", ['["Alice"]', '["a+b"]', '["unitteach"]', '["x_y"]'], ids=str)
@@ -64,104 +85,92 @@ def test_not_root_every_account_runs_as_this_user_and_says_so(tmp_path) -> None:
 
 
 def test_prepare_as_root_makes_private_homes_and_the_course_exchange_the_instructors(
-    tmp_path,
+    tmp_path, root_hub
 ) -> None:
-    if os.geteuid() != 0 or shutil.which("useradd") is None:
-        pytest.skip("not root (or no useradd): real users are made as root only")
-    r = roster(tmp_path)
-    remove_hub_users(r.users)
-    state = Path(tempfile.mkdtemp(prefix="course-hub-unit-"))
-    try:
-        settings = HubSettings(r, state, "pw-123456789", real_users=True)
-        prepare(settings)
-        for name in r.users:
-            home = settings.home(name)
-            assert pwd.getpwnam(name).pw_dir == str(home)
-            assert stat.S_IMODE(home.stat().st_mode) == 0o700
-            assert home.owner() == name
-        exchange = settings.exchange
-        assert stat.S_IMODE(exchange.stat().st_mode) == 0o1777
-        assert (exchange / r.course).owner() == "unitteach"
-        assert settings.course_folder("unitteach").owner() == "unitteach"
-        course_config = (settings.course_folder("unitteach") / "nbgrader_config.py").read_text()
-        assert "instructor.exchange.OwnerCheckedCollect" in course_config
-        teacher = json.loads(
-            (settings.config_folder("instructor") / "jupyter_server_config.json").read_text()
-        )
-        student = json.loads(
-            (settings.config_folder("student") / "jupyter_server_config.json").read_text()
-        )
-        headers = teacher["ServerApp"]["tornado_settings"]["headers"]
-        assert headers["Content-Security-Policy"] == INSTRUCTOR_CSP
-        assert "tornado_settings" not in student["ServerApp"]  # JupyterHub's 'none' stays
-        extensions = student["ServerApp"]["jpserver_extensions"]
-        assert extensions["nbgrader.server_extensions.formgrader"] is False
-        assert (
-            "ExchangeSubmit.strict = True"
-            in (settings.config_folder("student") / "nbgrader_config.py").read_text()
-        )
-        c = Config()
-        configure(c, settings)
-        assert c.JupyterHub.spawner_class == "localprocess"
-        assert "read:users:groups!user" in c.Spawner.server_token_scopes
-        assert c.JupyterHub.load_groups["nbgrader-self-attention"]["users"] == ["unitstu"]
-        assert c.JupyterHub.load_groups["formgrade-self-attention"]["users"] == ["unitteach"]
-        # A restart keeps the instructor's own edits of the course configuration.
-        edited = settings.course_folder("unitteach") / "nbgrader_config.py"
-        edited.write_text(edited.read_text() + "\n# mine\n")
-        prepare(settings)
-        assert edited.read_text().endswith("# mine\n")
-    finally:
-        remove_hub_users(r.users)
-        shutil.rmtree(state, ignore_errors=True)
+    r, state = root_hub
+    settings = HubSettings(
+        r, state, "pw-123456789", real_users=True, profile_dir=tmp_path / "profile.d"
+    )
+    prepare(settings)
+    for name in r.users:
+        home = settings.home(name)
+        assert pwd.getpwnam(name).pw_dir == str(home)
+        assert stat.S_IMODE(home.stat().st_mode) == 0o700
+        assert home.owner() == name
+    exchange = settings.exchange
+    assert stat.S_IMODE(exchange.stat().st_mode) == 0o1777
+    assert (exchange / r.course).owner() == "unitteach"
+    assert settings.course_folder("unitteach").owner() == "unitteach"
+    course_config = (settings.course_folder("unitteach") / "nbgrader_config.py").read_text()
+    assert "instructor.exchange.OwnerCheckedCollect" in course_config
+    teacher = json.loads(
+        (settings.config_folder("instructor") / "jupyter_server_config.json").read_text()
+    )
+    student = json.loads(
+        (settings.config_folder("student") / "jupyter_server_config.json").read_text()
+    )
+    headers = teacher["ServerApp"]["tornado_settings"]["headers"]
+    assert headers["Content-Security-Policy"] == INSTRUCTOR_CSP
+    assert "tornado_settings" not in student["ServerApp"]  # JupyterHub's 'none' stays
+    extensions = student["ServerApp"]["jpserver_extensions"]
+    assert extensions["nbgrader.server_extensions.formgrader"] is False
+    assert (
+        "ExchangeSubmit.strict = True"
+        in (settings.config_folder("student") / "nbgrader_config.py").read_text()
+    )
+    c = Config()
+    configure(c, settings)
+    assert c.JupyterHub.spawner_class == "localprocess"
+    assert "read:users:groups!user" in c.Spawner.server_token_scopes
+    assert c.JupyterHub.load_groups["nbgrader-self-attention"]["users"] == ["unitstu"]
+    assert c.JupyterHub.load_groups["formgrade-self-attention"]["users"] == ["unitteach"]
+    # A restart keeps the instructor's own edits of the course configuration.
+    edited = settings.course_folder("unitteach") / "nbgrader_config.py"
+    edited.write_text(edited.read_text() + "\n# mine\n")
+    prepare(settings)
+    assert edited.read_text().endswith("# mine\n")
 
 
-def test_collect_takes_only_submissions_their_student_owns(tmp_path) -> None:
+def test_collect_takes_only_submissions_their_student_owns(tmp_path, root_hub) -> None:
     """As the hub's instructor: a newer folder in a student's name owned by someone else,
     and a name outside the course's id allow-list, are left out; the student's own is
     collected."""
-    if os.geteuid() != 0 or shutil.which("runuser") is None:
-        pytest.skip("not root (or no runuser): real users are made as root only")
-    r = roster(tmp_path)
-    remove_hub_users(r.users)
-    state = Path(tempfile.mkdtemp(prefix="course-hub-unit-"))
-    try:
-        settings = HubSettings(r, state, "pw-123456789", real_users=True)
-        prepare(settings)
-        inbound = settings.exchange / r.course / "inbound"
-        inbound.mkdir()
-        shutil.chown(inbound, "unitteach", "unitteach")
-        inbound.chmod(0o2733)
-        hand_ins = {
-            "unitstu+01_vector_sets+2026-01-01 00:00:00.000000 UTC+own": "unitstu",
-            "unitstu+01_vector_sets+2026-01-02 00:00:00.000000 UTC+forged": "unitteach",
-            "-dash+01_vector_sets+2026-01-03 00:00:00.000000 UTC+dash": "unitstu",
-        }
-        for name, owner in hand_ins.items():
-            folder = inbound / name
-            folder.mkdir()
-            (folder / "01_vector_sets.ipynb").write_text(json.dumps({"marker": name}))
-            (folder / "timestamp.txt").write_text(name.split("+")[2])
-            for path in (folder, *folder.iterdir()):
-                shutil.chown(path, owner, owner)
-        course = settings.course_folder("unitteach")
-        home = settings.home("unitteach")
-        env = [f"HOME={home}", f"PATH={Path(sys.executable).parent}:/usr/bin:/bin",
-               f"JUPYTER_CONFIG_PATH={settings.config_folder('instructor')}"]  # fmt: skip
-        result = subprocess.run(
-            ["runuser", "-u", "unitteach", "--", "env", "-i", *env,
-             "nbgrader", "collect", "01_vector_sets"],
-            cwd=course, capture_output=True, text=True,
-        )  # fmt: skip
-        assert result.returncode == 0, result.stderr
-        collected = course / "submitted" / "unitstu" / "01_vector_sets" / "01_vector_sets.ipynb"
-        assert "+own" in collected.read_text(), result.stderr
-        assert "claims to be submitted by unitstu but is owned by unitteach" in result.stderr
-        assert "refused" in result.stderr
-        assert sorted(p.name for p in (course / "submitted").iterdir()) == ["unitstu"]
-    finally:
-        remove_hub_users(r.users)
-        shutil.rmtree(state, ignore_errors=True)
+    r, state = root_hub
+    settings = HubSettings(
+        r, state, "pw-123456789", real_users=True, profile_dir=tmp_path / "profile.d"
+    )
+    prepare(settings)
+    inbound = settings.exchange / r.course / "inbound"
+    inbound.mkdir()
+    shutil.chown(inbound, "unitteach", "unitteach")
+    inbound.chmod(0o2733)
+    hand_ins = {
+        "unitstu+01_vector_sets+2026-01-01 00:00:00.000000 UTC+own": "unitstu",
+        "unitstu+01_vector_sets+2026-01-02 00:00:00.000000 UTC+forged": "unitteach",
+        "-dash+01_vector_sets+2026-01-03 00:00:00.000000 UTC+dash": "unitstu",
+    }
+    for name, owner in hand_ins.items():
+        folder = inbound / name
+        folder.mkdir()
+        (folder / "01_vector_sets.ipynb").write_text(json.dumps({"marker": name}))
+        (folder / "timestamp.txt").write_text(name.split("+")[2])
+        for path in (folder, *folder.iterdir()):
+            shutil.chown(path, owner, owner)
+    course = settings.course_folder("unitteach")
+    home = settings.home("unitteach")
+    env = [f"HOME={home}", f"PATH={Path(sys.executable).parent}:/usr/bin:/bin",
+           f"JUPYTER_CONFIG_PATH={settings.config_folder('instructor')}"]  # fmt: skip
+    result = subprocess.run(
+        ["runuser", "-u", "unitteach", "--", "env", "-i", *env,
+         "nbgrader", "collect", "01_vector_sets"],
+        cwd=course, capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    collected = course / "submitted" / "unitstu" / "01_vector_sets" / "01_vector_sets.ipynb"
+    assert "+own" in collected.read_text(), result.stderr
+    assert "claims to be submitted by unitstu but is owned by unitteach" in result.stderr
+    assert "refused" in result.stderr
+    assert sorted(p.name for p in (course / "submitted").iterdir()) == ["unitstu"]
 
 
 def test_every_account_s_lab_asks_no_news_and_students_validate_the_course_s_way(tmp_path) -> None:
@@ -204,3 +213,109 @@ def test_a_port_the_hub_needs_is_checked_before_it_starts(monkeypatch) -> None:
         assert hub.busy_ports(port) == [f"{taken} (the proxy's API)"]
         with pytest.raises(SystemExit, match=f"in use: {taken} \\(the proxy's API\\)"):
             hub.main(["--port", str(port)])
+
+
+VENV_BIN = Path(sys.executable).parent
+
+
+def login_environment(script: Path, home: Path, path: str = "/usr/bin:/bin") -> tuple[str, str]:
+    """PATH and JUPYTER_CONFIG_PATH after ``sh`` sources ``script`` twice, as
+    ``/etc/profile`` would for a user whose home is ``home``."""
+    shown = subprocess.run(
+        ["env", "-i", f"HOME={home}", f"PATH={path}", "sh", "-c",
+         '. "$0"; . "$0"; printf "%s\\n%s" "$PATH" "${JUPYTER_CONFIG_PATH-unset}"',
+         str(script)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    found, config = shown.stdout.split("\n")
+    return found, config
+
+
+def test_the_environment_script_gives_the_hub_s_users_the_course_and_no_one_else(
+    tmp_path,
+) -> None:
+    """``sh`` (dash, what /etc/profile is written for) sources the script: the course's
+    ``bin`` first on PATH, once, and the role's configuration, only for homes of the hub;
+    a state folder with a space and a quote in its name changes nothing."""
+    text = 'course = "c"\ninstructors = ["unitteach"]\nstudents = ["unitstu"]\n'
+    state = tmp_path / "it's a state"
+    settings = HubSettings(roster(tmp_path, text), state, "pw-123456789", real_users=True)
+    script = tmp_path / "course-hub.sh"
+    script.write_text(environment_script(settings))
+    path, config = login_environment(script, settings.home("unitteach"))
+    assert path == f"{VENV_BIN}:/usr/bin:/bin"
+    assert config == str(settings.config_folder("instructor"))
+    path, config = login_environment(script, settings.home("unitstu"))
+    assert path == f"{VENV_BIN}:/usr/bin:/bin"
+    assert config == str(settings.config_folder("student"))
+    for other in (Path("/root"), state / "homes", tmp_path / "elsewhere" / "homes" / "unitstu"):
+        assert login_environment(script, other) == ("/usr/bin:/bin", "unset"), other
+    # Already first (the terminal of a shell started from the lab): not added twice.
+    path, _ = login_environment(script, settings.home("unitstu"), f"{VENV_BIN}:/bin")
+    assert path == f"{VENV_BIN}:/bin"
+
+
+def test_only_the_scripts_of_hubs_are_removed_and_a_stale_one_by_its_missing_state(
+    tmp_path,
+) -> None:
+    profile = tmp_path / "profile.d"
+    profile.mkdir()
+    live, gone = tmp_path / "live-state", tmp_path / "gone-state"
+    live.mkdir()
+    for state in (live, gone):
+        settings = HubSettings(roster(tmp_path), state, "pw", profile_dir=profile)
+        settings.environment_script.write_text(environment_script(settings))
+    foreign = profile / "course-hub-notours.sh"
+    foreign.write_text("# someone else's, no mark\n")
+    other = profile / "other.sh"
+    other.write_text("# course-hub-state: /nowhere\n")  # marked, but not a hub's name
+    removed = remove_environment_scripts(profile)
+    assert [p.name for p in removed] == [
+        HubSettings(roster(tmp_path), gone, "pw", profile_dir=profile).environment_script.name
+    ]
+    assert foreign.exists() and other.exists()
+    (kept,) = remove_environment_scripts(profile, state=live)
+    assert not kept.exists() and foreign.exists()
+
+
+def test_not_root_nothing_goes_to_profile_d_and_the_launcher_says_what_to_type(tmp_path) -> None:
+    profile = tmp_path / "profile.d"
+    settings = HubSettings(
+        roster(tmp_path), tmp_path / "state", "pw", real_users=False, profile_dir=profile
+    )
+    notes = prepare(settings)
+    assert not profile.exists()
+    assert any(str(VENV_BIN / "activate") in note for note in notes), notes
+    assert HubSettings.read(settings.file).profile_dir == profile
+
+
+def test_as_root_the_hub_s_users_login_shells_run_the_course_s_python(root_hub) -> None:
+    """``runuser -l`` (a login shell, as JupyterLab's terminal and ssh start one: Debian's
+    /etc/profile resets PATH) finds the course's ``python`` and ``nbgrader`` and the role's
+    configuration; root's own login shell is left as it was; removing the script undoes it."""
+    r, state = root_hub
+    settings = HubSettings(r, state, "pw-123456789", real_users=True)
+    notes = prepare(settings)
+    script = settings.environment_script
+    assert script.parent == Path("/etc/profile.d") and script.exists()
+    assert stat.S_IMODE(script.stat().st_mode) == 0o644 and script.owner() == "root"
+    assert any(str(script) in note for note in notes), notes
+
+    def login(user: str, command: str) -> str:
+        return subprocess.run(
+            ["runuser", "-l", user, "-c", command], capture_output=True, text=True
+        ).stdout.strip()
+
+    shown = login("unitteach", 'command -v python nbgrader; echo "$JUPYTER_CONFIG_PATH"')
+    assert shown.splitlines() == [
+        str(VENV_BIN / "python"),
+        str(VENV_BIN / "nbgrader"),
+        str(settings.config_folder("instructor")),
+    ]
+    assert login("unitteach", "python -c 'import instructor.classroom; print(1)'") == "1"
+    assert login("unitstu", 'echo "$JUPYTER_CONFIG_PATH"') == str(settings.config_folder("student"))
+    assert str(VENV_BIN) not in login("root", 'echo "$PATH"')
+    prepare(settings)  # a restart writes the same script again
+    assert script.read_text() == environment_script(settings)
+    assert remove_environment_scripts(state=state) == [script]
+    assert str(VENV_BIN) not in login("unitteach", 'echo "$PATH"')

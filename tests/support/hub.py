@@ -3,8 +3,8 @@
 :func:`course_hub` starts the hub as ``make hub`` does (``python -m instructor.hub``), on
 free loopback ports with a roster of its own and a state folder in the test's temporary
 folder, and stops it with SIGINT, as Ctrl-C would. :class:`Hub` runs commands as the
-hub's system users (``runuser``) and logs users in through the hub's login page;
-:class:`Student` is one user's JupyterLab page.
+hub's system users (``runuser``; :meth:`Hub.login_shell` in their login shells) and logs
+users in through the hub's login page; :class:`Student` is one user's JupyterLab page.
 """
 
 from __future__ import annotations
@@ -105,6 +105,22 @@ class Hub:
             )
         return result
 
+    def login_shell(
+        self, user: str, command: str, check: bool = True
+    ) -> subprocess.CompletedProcess:
+        """``command`` (a shell command line) in a login shell of ``user``: ``runuser -l``,
+        as ``ssh`` or JupyterLab's terminal runs it (``/etc/profile``, the hub's
+        ``/etc/profile.d`` script, then the user's own ``~/.profile``); output captured."""
+        result = subprocess.run(
+            ["runuser", "-l", user, "-c", command], capture_output=True, text=True
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(
+                f"{command!r} in {user}'s login shell exited {result.returncode}:\n"
+                f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+            )
+        return result
+
     def nbgrader(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         """An nbgrader command of the instructor, run in the course folder."""
         return self.run_as(self.instructor, "nbgrader", *args, cwd=self.course, check=check)
@@ -165,7 +181,8 @@ def course_hub(workdir: Path, roster_text: str, timeout: float = 120.0) -> Itera
 
     On exit the hub must stop by itself after the SIGINT (its servers and its proxy too:
     no process of a hub user is left once their kernels, which end by themselves when their
-    server is gone, have had :data:`KERNEL_GRACE_SECONDS`); then its users are removed.
+    server is gone, have had :data:`KERNEL_GRACE_SECONDS`); then its users and its
+    ``/etc/profile.d`` script are removed.
     """
     from instructor.hub import Roster
 
@@ -232,6 +249,8 @@ def course_hub(workdir: Path, roster_text: str, timeout: float = 120.0) -> Itera
                 process.wait()
         handle.close()
         remove_hub_users(roster.users)
+        # The hub's /etc/profile.d script, as its users: the machine as it was.
+        course_hub_module.remove_environment_scripts(state=state)
         shutil.rmtree(state, ignore_errors=True)
 
 
