@@ -83,6 +83,12 @@ CASES = [
     }, message="should raise ValueError for a negative node index -1"),
     Mutation("adjacency_mask", "only edge_index.shape[0] checked, not its dimensions", {
         "if edge_index.dim() != 2 or edge_index.shape[0] != 2:": "if edge_index.shape[0] != 2:",
+    }, message="should raise ValueError for an edge_index of shape (2, 4, 1): 3-D"),
+    Mutation("adjacency_mask", "only the sources (edge_index[0]) checked for their range", {
+        "outside = (edge_index < 0) | (edge_index >= num_nodes)": (
+            "outside = (edge_index[0] < 0) | (edge_index[0] >= num_nodes)"
+        ),
+        "bad = edge_index[outside][0].item()": "bad = edge_index[0][outside][0].item()",
     }, hidden=True),
     Case("adjacency_mask", "right", "loop over the edges", '''
 def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
@@ -157,6 +163,12 @@ def adjacency_mask(edge_index, num_nodes, add_self_loops=False):
         'weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)': (
             "exp = torch.exp(scores) * mask\n"
             "    weights = exp / exp.sum(dim=-1, keepdim=True)"
+        ),
+    }, message="graph_attention gives NaN or inf for the inputs 60 * X"),
+    Mutation("graph_attention", "the softmax in float32, cast back: float64 loses its precision", {
+        'weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)': (
+            'weights = torch.softmax(scores.float().masked_fill(~mask, float("-inf")), dim=-1)'
+            ".to(X.dtype)"
         ),
     }, hidden=True),
     Case("graph_attention", "wrong", "PyG's way: a softmax per column, a duplicate counted twice",
@@ -245,6 +257,9 @@ def edge_softmax(scores, edge_index, num_nodes):
     }, message="should raise ValueError for scores of shape (6, 2, 1)"),
     Mutation("edge_softmax", "only edge_index.shape[0] checked, not its dimensions", {
         "if edge_index.dim() != 2 or edge_index.shape[0] != 2:": "if edge_index.shape[0] != 2:",
+    }, message="should raise ValueError for an edge_index of shape (2, 6, 1): 3-D"),
+    Mutation("edge_softmax", "only more than 2 dimensions of scores rejected, not 0-D", {
+        "scores.dim() not in (1, 2) or scores.shape[0]": "scores.dim() > 2 or scores.shape[0]",
     }, hidden=True),
     Case("edge_softmax", "wrong", "dense: an (N, N) masked score matrix, read at the edges", '''
 def edge_softmax(scores, edge_index, num_nodes):
