@@ -81,26 +81,46 @@ class GraderStop(Exception):
 MAX_MESSAGE = 600
 """The most characters of an exception's message that :func:`checked_call` quotes."""
 
+_DTYPE_CAUSE = (
+    "a dtype mismatch: a tensor made without the input's dtype (torch.zeros(...), "
+    "torch.tensor(...), torch.arange(...) default to float32 or int64; pass "
+    "dtype=x.dtype, or use torch.zeros_like(x)), or with another argument's dtype"
+)
+
 LIKELY_CAUSES: tuple[tuple[str, str], ...] = (
+    (
+        r"must have the same dtype|Expected self\.dtype to be equal to src\.dtype",
+        _DTYPE_CAUSE,
+    ),
+    (
+        r"output with shape \[.*\] doesn't match the broadcast shape",
+        "an operation in place (+=, .add_(), .mul_(), x[...] = ...) writes its result into a "
+        "tensor of another shape: one side has its sizes in the wrong order or a size too "
+        "many, or an input is modified in place; compute a new tensor (a = a + b), and never "
+        "modify an input in place",
+    ),
     (
         r"cannot be multiplied|mat1 and mat2|Expected size for first two dimensions of batch2"
         r"|size mismatch|inconsistent tensor size|Expected .*batch1.* batch2"
         r"|mismatch in its core dimension|not aligned",
         "shapes that cannot be multiplied: an operand is transposed (K instead of K^T, or "
-        "K.T on a batch where K.transpose(-2, -1) was meant), or the product is taken in the "
-        "wrong order",
+        "K.T on a batch where K.transpose(-2, -1) was meant), the product is taken in the "
+        "wrong order, or a reduction (sum, mean) or an unsqueeze is taken along another "
+        "dimension than meant",
     ),
     (
         r"must match the size of tensor b|operands could not be broadcast|"
         r"shape mismatch|not broadcastable|doesn't match the broadcast shape",
         "shapes that do not broadcast: a transposed operand, a reduction without "
-        "keepdim=True, or a dimension indexed for 2-D inputs only",
+        "keepdim=True, an unsqueeze along another dimension than meant, a range or a slice "
+        "of the wrong length, or a dimension indexed for 2-D inputs only",
     ),
     (
         r"Sizes of tensors must match except in dimension|stack expects each tensor to be "
         r"equal size|all the input arrays? dimensions",
         "pieces of different sizes joined: torch.cat (or torch.stack) along the wrong "
-        "dimension, or a piece built with its sizes swapped",
+        "dimension, a slice or a window one element too long or too short (an off-by-one), "
+        "or a piece built with its sizes in the wrong order",
     ),
     (
         r"used as indices must be|arrays used as indices must be of integer",
@@ -108,11 +128,20 @@ LIKELY_CAUSES: tuple[tuple[str, str], ...] = (
         "them with torch.arange(n) and integer arithmetic, not in the input's dtype",
     ),
     (
+        r"Expected dtype int32/int64 for index|for index but got",
+        "an index tensor that is not of an integer dtype (torch.long): the arguments in the "
+        "wrong order (values passed where the indices go), or indices computed in a "
+        "floating dtype",
+    ),
+    (
         r"dtype|scalar type|expected .*(Float|Double|Half|Long)|(Float|Double|Long) "
         r"(and|but found) (Float|Double|Long)|can't be cast|not implemented for '\w+'",
-        "a dtype mismatch: a tensor made without the input's dtype (torch.zeros(...), "
-        "torch.tensor(...), torch.arange(...) default to float32 or int64; pass "
-        "dtype=x.dtype, or use torch.zeros_like(x))",
+        _DTYPE_CAUSE,
+    ),
+    (
+        r"does not have enough dimensions",
+        "an operand with fewer dimensions than the product needs (a number or a vector where "
+        "a matrix was meant): another argument than meant, or a dimension reduced away",
     ),
     (
         r"values to unpack",
@@ -139,9 +168,16 @@ LIKELY_CAUSES: tuple[tuple[str, str], ...] = (
         "of elements, in the order they are stored",
     ),
     (
+        r"IndexError: tuple index out of range",
+        "a shape read at a dimension the tensor does not have (x.shape[1] of a 1-D tensor): "
+        "the shape of another argument than meant, or another dimension, or one too far (an "
+        "off-by-one); count from the end (x.shape[-1]) so that batch dimensions pass through",
+    ),
+    (
         r"out of bounds|index out of range|out of range|list index",
-        "an index past the end: an off-by-one, or a size (a window, a number of positions) "
-        "larger than the input",
+        "an index past the end: an off-by-one, a size (a window, a number of positions) "
+        "larger than the input, or the indices of two dimensions in the wrong order (rows "
+        "and columns swapped)",
     ),
     (
         r"mask .* does not match|The shape of the mask",
@@ -150,7 +186,9 @@ LIKELY_CAUSES: tuple[tuple[str, str], ...] = (
     ),
     (
         r"NoneType",
-        "a value is None: a helper of yours, or a branch, does not `return` its result",
+        "a value is None: a helper of yours, or a branch, does not `return` its result, or "
+        "None (an optional argument such as mask=None) is passed where a tensor belongs: "
+        "the arguments in the wrong order",
     ),
 )
 """Patterns of exception messages (regular expressions, searched in ``"Type: message"``) and
@@ -212,9 +250,21 @@ def _describe_call(function: Any, args: Sequence[Any], kwargs: Mapping[str, Any]
     return f"{_call_name(function)}({', '.join(parts)})"
 
 
+_SIZES = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\)")
+
+
 def likely_cause(type_name: str, message: str) -> str:
-    """The likely cause of an exception (by :data:`LIKELY_CAUSES`), or ``""``."""
+    """The likely cause of an exception (by :data:`LIKELY_CAUSES`), or ``""``. Two sizes
+    that do not broadcast and are one apart are most likely an off-by-one."""
     text = f"{type_name}: {message}"
+    sizes = _SIZES.search(message)
+    if sizes and abs(int(sizes[1]) - int(sizes[2])) == 1:
+        return (
+            f"shapes that do not broadcast, of sizes {sizes[1]} and {sizes[2]}, one apart: a "
+            "range, a slice or a window one element too long or too short (an off-by-one), a "
+            "transposed operand, or an unsqueeze, a reduction or a size taken along another "
+            "dimension than meant"
+        )
     for pattern, cause in LIKELY_CAUSES:
         if re.search(pattern, text, flags=re.IGNORECASE):
             return cause
@@ -364,8 +414,8 @@ def check_sums_to_one(
     if others:
         raise AssertionError(
             f"{name} sums to one along axis {others[0]} instead of axis {dim} "
-            f"(of shape {w.shape}): the softmax is taken over the wrong axis. "
-            f"It must normalise over {what}."
+            f"(of shape {w.shape}): the softmax is taken over the wrong axis, or the weights "
+            f"are transposed. It must normalise over {what}."
         )
     if np.any(w < -atol):
         raise AssertionError(

@@ -72,11 +72,13 @@ _WHAT = {
 GUESS_MARKERS = re.compile(
     r"likely cause|looks like|did you|is the result|same sizes in another order|"
     r"there is an extra dimension|a dimension is missing|too few dimensions|"
-    r"over the wrong axis|overflows unless|which means|probably|\?",
+    r"over the wrong axis|overflows unless|which means|probably|\?(?=\s|$)",
     re.IGNORECASE,
 )
 """Where a message starts to guess a cause: what comes before says what was seen (shapes,
-dtypes, values expected and got), what comes after is the guess and its explanation."""
+dtypes, values expected and got), what comes after is the guess and its explanation. A
+question mark counts where it ends a sentence: one inside an exception's own text (numpy's
+signature "(n?,k),(k,m?)") guesses nothing."""
 
 CAUSE_WORDS: dict[Mistake, str | None] = {
     Mistake.DTYPE: r"dtype|float32|float64|double|fixed dtype",

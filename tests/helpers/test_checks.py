@@ -495,6 +495,17 @@ X23 = torch.ones(2, 3)
         (lambda x: x.T.view(6), (X23,), "not stored row after row"),
         (lambda x: x.numpy() @ x.numpy(), (X23,), "an operand is transposed"),  # numpy's matmul
         (lambda x: x[torch.arange(2, dtype=x.dtype)], (X23,), "indices must be integers"),
+        # issue 45: each cause is one the mutants show for that exception, not another's
+        (lambda x: torch.ones(3).add_(x), (X23,), "an operation in place"),
+        (lambda x: x + torch.ones(2), (X23,), "of sizes 3 and 2, one apart"),
+        (lambda x: x[0].shape[1], (X23,), "a shape read at a dimension the tensor does not"),
+        (lambda x: torch.zeros(3).index_add(0, x[0], x[0]), (X23,), "not of an integer dtype"),
+        (
+            lambda x: torch.nn.functional.linear(x.double(), x),
+            (X23,),
+            "a tensor made without the input's dtype",
+        ),
+        (lambda x: x.numpy()[0, 0] @ x.numpy(), (X23,), "fewer dimensions than the product"),
     ],
 )
 def test_checked_call_names_the_call_the_exception_and_its_likely_cause(
