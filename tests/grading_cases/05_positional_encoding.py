@@ -13,7 +13,7 @@ CASES = [
     Mutation("sinusoidal_encoding", "sine and cosine swapped", {
         "torch.stack((angles.sin(), angles.cos()), dim=-1)":
             "torch.stack((angles.cos(), angles.sin()), dim=-1)",
-    }, message="sine and cosine swapped: PE[p, 2i] is the sine, PE[p, 2i+1] the cosine"),
+    }, message="sine and cosine swapped, stacked in the wrong order: PE[p, 2i] is the sine"),
     Mutation("sinusoidal_encoding", "exponent i / d_model with i the pair index", {
         "torch.arange(0, d_model, 2, dtype=torch.float64)":
             "torch.arange(d_model // 2, dtype=torch.float64)",

@@ -65,7 +65,7 @@ def pixels_as_vectors(img):
     }, message="the patches are in column-major order"),
     Mutation("patchify", "pixels inside a patch read column by column", {
         "permute(1, 3, 0, 2, 4)": "permute(1, 3, 0, 4, 2)",
-    }, message="the pixels inside each patch are read column by column (dy and dx swapped)"),
+    }, message="the pixels inside each patch are read column by column (dy and dx swapped in the"),
     Mutation("patchify", "zero-pads to a multiple of P instead of raising", {
         "    for name, size in": (
             "    img = F.pad(img, (0, (-w) % p, 0, (-h) % p))\n"

@@ -30,7 +30,7 @@ MIN_NAMED_NOTEBOOK = 0.95
 """The same share in each notebook (the lowest notebook's)."""
 MAX_RAW = 0
 """Killed mutants whose first visible failure is not an AssertionError, over the course."""
-MIN_RIGHT = 0.97
+MIN_RIGHT = 0.99
 """Of the named mutants whose message guesses a cause, the share whose guess is their own."""
 
 
