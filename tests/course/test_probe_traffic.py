@@ -17,6 +17,7 @@ import pytest
 
 from instructor import anatomy, registry
 from instructor.classroom.worker import session as execute
+from instructor.classroom.worker.disk_bound import BoundedFolder
 from instructor.classroom.worker.isolation import Limits
 
 LINE_MIN = 12
@@ -55,13 +56,23 @@ def test_no_hidden_test_line_is_sent_to_the_kernel(
 
     sent: list[str] = []
     remove = shutil.rmtree
+    release = BoundedFolder.release
+
+    def read_messages(path: Path) -> None:
+        if path.name.startswith("probes-"):
+            sent.extend(m.read_text() for m in path.rglob("message.json"))
 
     def keep_messages(path: str | Path, *args: object, **kwargs: object) -> None:
-        if Path(path).name.startswith("probes-"):
-            sent.extend(m.read_text() for m in Path(path).rglob("message.json"))
+        read_messages(Path(path))
         remove(path, *args, **kwargs)
 
+    def keep_messages_of_the_mount(folder: BoundedFolder) -> None:
+        # As root the probes' folder is a tmpfs: unmounting it takes its files along.
+        read_messages(folder.path)
+        release(folder)
+
     monkeypatch.setattr(execute.shutil, "rmtree", keep_messages)
+    monkeypatch.setattr(BoundedFolder, "release", keep_messages_of_the_mount)
     result = execute.execute_notebook(dict(notebook), notebook_id, Limits(cell_seconds=60))
     assert result.outcome == "ok" and result.probes > 0, result.detail
     assert len(sent) >= result.probes

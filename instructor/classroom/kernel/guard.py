@@ -23,6 +23,7 @@ import json
 import linecache
 import os
 import sys
+import sysconfig
 import threading
 import types
 from collections.abc import Iterable, Mapping
@@ -116,19 +117,47 @@ def _package_folder(owner: object) -> str | None:
     return os.path.realpath(paths[0]) + os.sep if paths else None
 
 
-def library_wrapper(owner: object, new: object, old: object) -> bool:
-    """Whether ``new`` is ``owner``'s own library wrapping ``old``: a plain function whose
-    ``__wrapped__`` is ``old``, compiled from a file of the same installed package.
+def _installed_folders() -> tuple[str, ...]:
+    """Where installed packages live (the environment's site-packages)."""
+    paths = sysconfig.get_paths()
+    return tuple(
+        os.path.realpath(paths[key]) + os.sep for key in ("purelib", "platlib") if key in paths
+    )
 
-    Libraries do this to their own functions on first use (importing ``torch._dynamo``, as
-    a first optimiser step does, wraps ``torch.manual_seed``); it changes nothing a test
-    relies on, and it is no act of the student's. Code a notebook compiles has no file in
-    the package (the scan of the code names ``compile`` and ``exec`` apart)."""
-    if type(new) is not types.FunctionType or vars(new).get("__wrapped__") is not old:
+
+def _keeps(new: types.FunctionType, old: object) -> bool:
+    """Whether ``new`` holds on to ``old`` to call it: as ``__wrapped__``, a global of its
+    module, or a variable of its closure."""
+    if vars(new).get("__wrapped__") is old:
+        return True
+    if any(value is old for value in new.__globals__.values()):
+        return True
+    return any(cell.cell_contents is old for cell in new.__closure__ or () if _filled(cell))
+
+
+def _filled(cell: types.CellType) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
         return False
-    folder = _package_folder(owner)
+    return True
+
+
+def library_wrapper(owner: object, new: object, old: object) -> bool:
+    """Whether ``new`` is an installed library's wrapper of ``old``: a plain function compiled
+    from a file of ``owner``'s package or of the environment's installed packages, that holds
+    on to ``old`` (``__wrapped__``, a module global, a closure variable) to call it.
+
+    Libraries do this on import or first use (importing ``torch._dynamo``, as a first
+    optimiser step does, wraps ``torch.manual_seed``; importing ``torch_geometric`` replaces
+    ``torch.index_select`` and ``torch.select`` by functions that call them); it is no act
+    of the student's. Code a notebook compiles has no file of an installed package (the
+    scan of the code names ``compile`` and ``exec`` apart)."""
+    if type(new) is not types.FunctionType or not _keeps(new, old):
+        return False
     filename = os.path.realpath(new.__code__.co_filename)
-    return bool(folder) and filename.startswith(folder) and os.path.isfile(filename)
+    folders = (_package_folder(owner) or "\0", *_installed_folders())
+    return filename.startswith(folders) and os.path.isfile(filename)
 
 
 def _replaced(

@@ -155,7 +155,17 @@ def test_a_library_s_own_wrapper_of_its_function_is_no_replacement() -> None:
     by_a_student = functools.wraps(genuine)(lambda seed: genuine(0))
     assert not guard.library_wrapper(torch, by_a_student, genuine)
     assert not guard.library_wrapper(torch, by_torch, torch.randn)  # wraps another function
-    assert not guard.library_wrapper(types.ModuleType("solo"), by_torch, genuine)
+    # torch_geometric, on import, puts functions of its own that call the originals in
+    # torch.index_select and torch.select: an installed library's, not the student's.
+    import torch_geometric  # noqa: F401
+
+    assert guard.library_wrapper(
+        torch, torch.index_select, torch.index_select.__globals__["_old_index_select"]
+    )
+    # The same shape of function written in a notebook cell is the student's.
+    namespace: dict = {"_old": genuine}
+    exec(compile("def seed(s):\n    return _old(0)\n", "/tmp/ipykernel_1/9.py", "exec"), namespace)  # noqa: S102
+    assert not guard.library_wrapper(torch, namespace["seed"], genuine)
 
 
 def _run_as_cell(source: str, name: str, namespace: dict) -> None:
