@@ -70,3 +70,15 @@ use_course_validation()
 # Feedback is released per hand-in: one student's folder (no timestamp.txt, an unreadable
 # secret) leaves out that student only, with the reason logged (instructor/exchange.py).
 c.ExchangeFactory.release_feedback = "instructor.exchange.ContainedReleaseFeedback"
+
+# The student version holds no rubric: the written answers' rubric items (their criteria and
+# the notes students get once graded) sit in the solution cells' metadata
+# (instructor/rubrics.py); nbgrader's own steps, then their removal.
+from nbgrader.converters import GenerateAssignment  # noqa: E402
+
+from instructor.rubrics import StripRubrics  # noqa: E402
+
+c.GenerateAssignment.preprocessors = [
+    *GenerateAssignment.class_traits()["preprocessors"].default(),
+    StripRubrics,
+]
