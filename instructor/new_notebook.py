@@ -135,12 +135,34 @@ def example_exercises(template: NotebookNode) -> list[registry.Exercise]:
     return exercises
 
 
+EXAMPLE_WRONG = {
+    "q_example_mean_order": {
+        "a": "Shuffling the rows reorders the vectors, not the entries within each vector: "
+        "the mean adds the same vectors, only in another order, so each entry stays where "
+        "it was.",
+        "c": "A sum does not depend on the order of its terms, so the mean of a set is the "
+        "same whatever the order of its vectors; sorting them first changes nothing either.",
+    },
+    "q_example_mean_size": {
+        "64": "64 is the mean of one set. The batch holds 32 sets, and the mean is taken "
+        "over each set's vectors, not over the batch: one vector of 64 per set.",
+    },
+}
+"""What the self-study edition says to the template's example questions' wrong answers
+(``course.toml``'s ``[notebook.question.wrong]``): a new notebook's entry carries them
+until its own questions replace the examples."""
+
+
 def example_questions(template: NotebookNode) -> list[registry.Question]:
     """The questions of the template's "Check your understanding" section, as
     ``course.toml`` describes them, in the notebook's order: a written answer from its
     markdown answer cell, a concept question from its answer cell and its test cell
-    (``check_number`` for a number question, else a choice question)."""
+    (``check_number`` for a number question, else a choice question, with its options and
+    right letter), its wrong answers explained (:data:`EXAMPLE_WRONG`)."""
+    from instructor import questions as choice
+
     tests = {anatomy.grade_id(cell): cell for cell in anatomy.test_cells(template)}
+    letters = {q.name: q for q in choice.choice_questions("template", template)}
     questions = []
     for cell in template.cells:
         name = anatomy.grade_id(cell)
@@ -150,7 +172,18 @@ def example_questions(template: NotebookNode) -> list[registry.Question]:
             kind = "number" if "check_number(" in tests[f"test_{name}"].source else "choice"
         else:
             continue
-        questions.append(registry.Question(name, kind, registry.QUESTION_RULES[kind][1]))
+        options = "".join(letters[name].options) if name in letters else None
+        answer = letters[name].correct if name in letters else None
+        questions.append(
+            registry.Question(
+                name,
+                kind,
+                registry.QUESTION_RULES[kind][1],
+                options,
+                answer,
+                EXAMPLE_WRONG.get(name, {}),
+            )
+        )
     return questions
 
 
@@ -188,6 +221,13 @@ def registry_entry(
             f"kind = {string(question.kind)}",
             f"points = {question.points}",
         ]
+        if question.options is not None:
+            lines.append(f"options = {string(question.options)}")
+        if question.answer is not None:
+            lines.append(f"answer = {string(question.answer)}")
+        if question.wrong:
+            lines += ["", "[notebook.question.wrong]"]
+            lines += [f"{string(key)} = {string(text)}" for key, text in question.wrong.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -194,6 +194,14 @@ class Question:
     name: str
     kind: QuestionKind
     points: int
+    options: str | None = None
+    """A choice question's letters, ``"abcd"`` (as its ``check_choice(options=...)``)."""
+    answer: str | None = None
+    """A choice question's right letter (as its hidden ``check_choice(correct=...)``)."""
+    wrong: dict[str, str] = Field(default_factory=dict)
+    """What the self-study edition says to a wrong answer, as teaching (one or two
+    sentences): for a choice question one per wrong option, by its letter; for a number
+    question one per mistake students make, by the number it gives (``"6000"``)."""
 
     @field_validator("kind", mode="before")
     @classmethod
@@ -221,11 +229,89 @@ class Question:
                 f"(points = {worth})",
                 names_its_place=True,
             )
+        _check_explanations(self, what)
         return self
+
+    def unexplained(self) -> list[str]:
+        """What a concept question's ``wrong`` table still lacks, in words (empty when it
+        explains every wrong option, or holds a mistake for a number question)."""
+        if self.kind == "choice":
+            if self.options is None or self.answer is None:
+                return ['its options and its answer (options = "abcd", answer = "b")']
+            return [
+                f"option ({letter})"
+                for letter in self.options
+                if letter != self.answer and letter not in self.wrong
+            ]
+        if self.kind == "number" and not self.wrong:
+            return ['a mistake students make and its explanation ("6000" = "...")']
+        return []
 
     @property
     def autograded(self) -> bool:
         return self.kind != "written"
+
+
+OPTION_LETTERS = "abcdefgh"
+
+
+def _check_explanations(question: Question, what: str) -> None:
+    """A question's ``options``, ``answer`` and ``wrong`` fit its kind and one another: a
+    choice question's options are the letters from (a) on, its answer is one of them, and
+    each key of ``wrong`` is a wrong option (an explanation no option needs is refused,
+    like the right letter's: its reason is the hidden test's ``why=``); a number question's
+    keys are numbers; a written answer has none of them."""
+    wrong = question.wrong
+    for letter, text in wrong.items():
+        if not text.strip():
+            raise refused(f"{what}: the explanation of {letter!r} is empty", names_its_place=True)
+    if question.kind != "choice":
+        if question.options is not None or question.answer is not None:
+            raise refused(
+                f"{what} is a {question.kind} question: options and answer are a choice "
+                "question's (a number question's answer is its hidden test's correct=)",
+                names_its_place=True,
+            )
+        if question.kind == "written" and wrong:
+            raise refused(
+                f"{what} is a written answer, graded by hand: it has no wrong options to explain",
+                names_its_place=True,
+            )
+        for value in wrong:
+            try:
+                float(value)
+            except ValueError:
+                raise refused(
+                    f"{what}: wrong = {{ {value!r} = ... }} is not a number; a number "
+                    'question explains the numbers that mistakes give ("6000" = "...")',
+                    names_its_place=True,
+                ) from None
+        return
+    options, answer = question.options, question.answer
+    if options is not None and (len(options) < 2 or options != OPTION_LETTERS[: len(options)]):
+        raise refused(
+            f"{what} has options = {options!r}: the letters from a on, as its check_choice's "
+            'options ("abcd")',
+            names_its_place=True,
+        )
+    if answer is not None and (options is None or answer not in options):
+        raise refused(
+            f"{what} has answer = {answer!r}, which is not one of its options {options!r}",
+            names_its_place=True,
+        )
+    for letter in wrong:
+        if options is None or letter not in options:
+            raise refused(
+                f"{what} explains option ({letter}), which it does not have "
+                f"(options = {options!r})",
+                names_its_place=True,
+            )
+        if letter == answer:
+            raise refused(
+                f"{what} explains its right answer ({letter}) as a wrong option: the right "
+                "answer's reason is its hidden test's why=",
+                names_its_place=True,
+            )
 
 
 PINNED_PACKAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[\w,.-]+\])?==\d[\w.!+-]*")
@@ -360,6 +446,12 @@ class Course:
     notebook_points: tuple[int, int]
     max_exercises: int
     """Graded functions a notebook may have at most."""
+    self_study: Annotated[bool, Strict()] = False
+    """Whether the course has its self-study edition (``self_study/``, made by ``make
+    release``, :mod:`instructor.self_study`) and the README's and the website's Colab badges
+    open it. Every concept question then explains each of its wrong answers (``wrong``).
+    ``false`` for the weeks of a term: no self-study edition, the badges open
+    ``notebooks/``."""
     notebooks: tuple[Notebook, ...] = Field(
         default=(), validation_alias=AliasChoices("notebook", "notebooks")
     )
@@ -391,6 +483,8 @@ class Course:
                     names_its_place=True,
                 )
         _check_unique_names(self)
+        if self.self_study:
+            _check_explained(self)
         return self
 
     @property
@@ -437,6 +531,22 @@ def _check_unique_names(course: Course) -> None:
                     names_its_place=True,
                 )
             seen[question.name] = notebook.id
+
+
+def _check_explained(course: Course) -> None:
+    """With the self-study edition on, every concept question explains its wrong answers:
+    the self-study edition says, to a learner who picks a wrong option, why it is wrong."""
+    for notebook in course.notebooks:
+        for question in notebook.concept_questions:
+            missing = question.unexplained()
+            if missing:
+                raise refused(
+                    f"question {question.name!r} of {notebook.id} has no explanation of "
+                    f"{', '.join(missing)}: with self_study = true every concept question "
+                    "explains each wrong answer, in one or two sentences, in its "
+                    "[notebook.question.wrong] table",
+                    names_its_place=True,
+                )
 
 
 def parse(text: str) -> Course:

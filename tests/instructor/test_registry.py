@@ -286,3 +286,101 @@ def test_an_unknown_key_is_named_with_its_table_and_the_keys_it_takes() -> None:
         RegistryError, match=re.escape("course.toml [course]: unknown keys ['titel']")
     ):
         registry.parse(MINIMAL.replace("title", "titel"))
+
+
+EXPLAINED = """
+[[notebook.question]]
+name = "q_{what}"
+kind = "choice"
+points = 1
+options = "abcd"
+answer = "b"
+
+[notebook.question.wrong]
+a = "Why (a) is wrong."
+c = "Why (c) is wrong."
+d = "Why (d) is wrong."
+
+[[notebook.question]]
+name = "q_{what}_count"
+kind = "number"
+points = 1
+
+[notebook.question.wrong]
+"6000" = "Why 6000 is wrong."
+"""
+SELF_STUDY = MINIMAL.replace("max_exercises = 5", "max_exercises = 5\nself_study = true")
+
+
+def test_explanations_of_wrong_answers_are_read() -> None:
+    course = registry.parse(SELF_STUDY + ENTRY.format(id="01_a") + EXPLAINED.format(what="a"))
+    choice, number = course.notebook("01_a").questions
+    assert course.self_study
+    assert (choice.options, choice.answer) == ("abcd", "b")
+    assert choice.wrong == {
+        "a": "Why (a) is wrong.",
+        "c": "Why (c) is wrong.",
+        "d": "Why (d) is wrong.",
+    }
+    assert number.wrong == {"6000": "Why 6000 is wrong."}
+    assert choice.unexplained() == number.unexplained() == []
+    # Without the self-study edition nothing needs explaining (a course of the old form).
+    plain = registry.parse(MINIMAL + ENTRY.format(id="01_a") + QUESTIONS.format(what="a"))
+    assert not plain.self_study
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        # a wrong option without its explanation: the question and the option named
+        (
+            ('d = "Why (d) is wrong."\n', ""),
+            "question 'q_a' of 01_a has no explanation of option \\(d\\)",
+        ),
+        (
+            ('"6000" = "Why 6000 is wrong."\n', ""),
+            "question 'q_a_count' of 01_a has no explanation of a mistake students make",
+        ),
+        (
+            (
+                'options = "abcd"\nanswer = "b"\n\n[notebook.question.wrong]\n'
+                'a = "Why (a) is wrong."\nc = "Why (c) is wrong."\nd = "Why (d) is wrong."\n',
+                "",
+            ),
+            "question 'q_a' of 01_a has no explanation of its options and its answer",
+        ),
+        (
+            ('a = "Why (a) is wrong."', 'b = "Why (b) is right."'),
+            "explains its right answer \\(b\\)",
+        ),
+        (('a = "Why (a) is wrong."', 'e = "No such option."'), "explains option \\(e\\), which it"),
+        (('a = "Why (a) is wrong."', 'a = " "'), "the explanation of 'a' is empty"),
+        (('answer = "b"', 'answer = "x"'), "answer = 'x', which is not one of its options"),
+        (('options = "abcd"', 'options = "abd"'), "options = 'abd': the letters from a on"),
+        (('"6000" = ', '"six thousand" = '), "'six thousand' = ... \\} is not a number"),
+    ],
+)
+def test_a_question_without_its_explanations_is_refused(
+    edit: tuple[str, str], message: str
+) -> None:
+    text = SELF_STUDY + ENTRY.format(id="01_a") + EXPLAINED.format(what="a")
+    old, new = edit
+    assert text.count(old) == 1
+    with pytest.raises(RegistryError, match=message):
+        registry.parse(text.replace(old, new))
+
+
+def test_every_concept_question_of_the_course_explains_its_wrong_answers() -> None:
+    """The self-study edition is on, and each of the course's concept questions explains
+    every wrong option (a choice question) or a mistake (a number question)."""
+    course = registry.load()
+    assert course.self_study
+    questions = [q for n in course.notebooks for q in n.concept_questions]
+    assert len(questions) == 30
+    for question in questions:
+        assert question.unexplained() == [], question.name
+        if question.kind == "choice":
+            assert len(question.wrong) == len(question.options) - 1
+        for text in question.wrong.values():
+            sentences = re.split(r"(?<![.][.])(?<=[.!?])\s+(?=[A-Z0-9\"])", text.strip())
+            assert len(sentences) <= 2 and len(text) <= 330, (question.name, text)
