@@ -15,7 +15,8 @@ help:
 	@echo "make check NB=03_matrix_form   the checks of one notebook: anatomy, release, its"
 	@echo "                grading cases' round trip, nbval (minutes instead of the suite's 21)"
 	@echo "make execute NB=01_vector_sets   re-run a solution notebook, storing its outputs"
-	@echo "make release    regenerate notebooks/ from solutions/ (nbgrader generate_assignment)"
+	@echo "make release    regenerate notebooks/ from solutions/ (nbgrader generate_assignment),"
+	@echo "                then the self-study edition self_study/ (instructor.self_study)"
 	@echo "make readme     regenerate the README's course table from course.toml"
 	@echo "make publish-check   print the install source and badges (course.toml's repository"
 	@echo "                and ref) and ask GitHub whether the ref is published (docs/publishing.md)"
@@ -93,13 +94,16 @@ execute: $(VENV)/.installed
 
 # The notebooks the registry (course.toml) lists, in order; first the functions' points and the
 # notebooks' times (instructor.facts), the README's table, and the badge and set-up cell of
-# every solution notebook from course.toml (repository, ref, colab_packages).
+# every solution notebook from course.toml (repository, ref, colab_packages); last the
+# self-study edition, self_study/, from solutions/ and notebooks/ (instructor.self_study;
+# with self_study = false in course.toml it removes self_study/ instead).
 release: $(VENV)/.installed
 	$(PYTHON) -m instructor.facts
 	$(PYTHON) -m instructor.readme
 	$(PYTHON) -m instructor.colab sync
 	cd autograder && for nb in $$($(CURDIR)/$(PYTHON) -m instructor.registry ids); do \
 	  nbgrader generate_assignment $$nb --force || exit 1; done
+	$(PYTHON) -m instructor.self_study
 
 # The README's course table, from the registry (course.toml).
 readme: $(VENV)/.installed
@@ -123,6 +127,7 @@ new: $(VENV)/.installed
 	$(PYTHON) -m instructor.facts $(NB)
 	$(MAKE) execute NB=$(NB)
 	cd autograder && nbgrader generate_assignment $(NB) --force
+	$(PYTHON) -m instructor.self_study $(NB)
 	$(MAKE) readme
 
 # Mutation analysis (issue 45): every graded function's reference solution mutated, each

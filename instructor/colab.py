@@ -18,21 +18,52 @@ from instructor import registry
 from instructor.paths import solution_path
 
 __all__ = [
+    "SAVE_A_COPY",
+    "SELF_STUDY_FOLDER",
     "badge_markdown",
     "colab_setup_source",
     "colab_url",
     "install_url",
+    "landing_url",
     "publish_check",
+    "self_study_setup_source",
+    "self_study_url",
     "sync_notebooks",
 ]
 
+SELF_STUDY_FOLDER = "self_study"
+"""Where the self-study edition lies beside ``notebooks/`` (:mod:`instructor.self_study`)."""
+SAVE_A_COPY = (
+    "Colab does not save your edits to a notebook opened from GitHub: ",
+    "save a copy in your Drive first (File > Save a copy in Drive) and work in the copy.",
+)
+"""What the self-study edition's set-up cell prints on Colab, and only there (two lines of
+source, one line printed)."""
 
-def colab_url(notebook_id: str, course: registry.Course | None = None) -> str:
-    """The Colab address of the student notebook ``notebooks/<id>/<id>.ipynb``."""
+
+def colab_url(
+    notebook_id: str, course: registry.Course | None = None, folder: str = "notebooks"
+) -> str:
+    """The Colab address of the student notebook ``notebooks/<id>/<id>.ipynb`` (or of the
+    same notebook in ``folder``: the self-study edition's, :func:`self_study_url`)."""
     course = course or registry.load()
     return (
         f"https://colab.research.google.com/github/{course.repository}/blob/{course.ref}/"
-        f"notebooks/{notebook_id}/{notebook_id}.ipynb"
+        f"{folder}/{notebook_id}/{notebook_id}.ipynb"
+    )
+
+
+def self_study_url(notebook_id: str, course: registry.Course | None = None) -> str:
+    """The Colab address of the self-study edition ``self_study/<id>/<id>.ipynb``."""
+    return colab_url(notebook_id, course, SELF_STUDY_FOLDER)
+
+
+def landing_url(notebook_id: str, course: registry.Course | None = None) -> str:
+    """Where the README's and the website's badges send a learner: the self-study edition
+    when ``course.toml`` has ``self_study = true``, else the class's ``notebooks/``."""
+    course = course or registry.load()
+    return (
+        self_study_url(notebook_id, course) if course.self_study else colab_url(notebook_id, course)
     )
 
 
@@ -69,6 +100,15 @@ def colab_setup_source(
     if extra_packages:
         lines.append("    %pip install --quiet " + " ".join(f'"{p}"' for p in extra_packages))
     return "\n".join(lines)
+
+
+def self_study_setup_source(
+    extra_packages: tuple[str, ...] = (), course: registry.Course | None = None
+) -> str:
+    """The self-study edition's set-up cell: :func:`colab_setup_source`, and on Colab only
+    the reminder to save a copy in Drive (:data:`SAVE_A_COPY`)."""
+    lines = ["    print(", *(f'        "{part}"' for part in SAVE_A_COPY), "    )"]
+    return "\n".join([colab_setup_source(extra_packages, course), *lines])
 
 
 def publish_check() -> int:

@@ -120,3 +120,36 @@ def test_sync_rewrites_badges_and_setup_cells_from_the_registry(tmp_path) -> Non
     assert after.cells[0].source.split("\n")[1:] == before.cells[0].source.split("\n")[1:]
     assert after.cells[2:] == before.cells[2:]
     assert colab.sync_notebooks(tmp_path) == []  # a second run changes nothing
+
+
+def test_the_self_study_setup_cell_says_to_save_a_copy_on_colab_only(monkeypatch, capsys) -> None:
+    """The self-study edition's set-up cell installs as the class's does and, on Colab
+    only, tells the learner to save a copy in Drive."""
+    import sys
+    import types
+
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    source = colab.self_study_setup_source(("x==1",))
+    assert source.startswith(colab.colab_setup_source(("x==1",)) + "\n")
+    python = TransformerManager().transform_cell(source)
+    namespace: dict = {"get_ipython": lambda: pytest.fail("installed outside Colab")}
+    exec(compile(python, "<setup>", "exec"), namespace)  # noqa: S102 - the set-up cell, ours
+    assert capsys.readouterr().out == ""
+    magics: list[str] = []
+    shell = types.SimpleNamespace(run_line_magic=lambda name, line: magics.append(line))
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    exec(compile(python, "<setup>", "exec"), {"get_ipython": lambda: shell})  # noqa: S102
+    assert len(magics) == 2 and colab.install_url() in magics[0]
+    assert capsys.readouterr().out == "".join(colab.SAVE_A_COPY) + "\n"
+    assert "Save a copy in Drive" in "".join(colab.SAVE_A_COPY)
+
+
+def test_the_badges_open_the_self_study_edition_when_it_is_on() -> None:
+    course = registry.load()
+    assert course.self_study
+    for notebook_id in course.ids:
+        url = colab.landing_url(notebook_id)
+        assert url == colab.self_study_url(notebook_id)
+        assert url.endswith(f"/self_study/{notebook_id}/{notebook_id}.ipynb")
+        assert url.replace("/self_study/", "/notebooks/") == colab.colab_url(notebook_id)
