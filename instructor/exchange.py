@@ -48,10 +48,19 @@ every folder whose owner is not the student its name claims (and every file in i
 not the student's), says so in the log, and collects the newest of that student's own
 submissions instead. ``instructor.hub`` sets it (``c.ExchangeFactory.collect``) where the
 hub's students are real users.
+
+**Fixed when made** (issue 43): on the course's hub, a student's folder in ``inbound/`` is
+not where a hand-in is kept at all. :class:`HubSubmit` (the students' ``nbgrader submit``
+and the Assignments tab's Submit) sends the files to the hub's hand-in service
+(:mod:`instructor.handin`), which takes the student from the hub's token and the time from
+its own clock, and keeps the hand-in in a store only the instructor's user can write;
+:class:`HubCollect` collects from that store (with everything above: contained per
+hand-in, ids checked, each file the instructor's own).
 """
 
 from __future__ import annotations
 
+import base64
 import glob
 import json
 import os
@@ -66,12 +75,16 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib import error as urlerror
+from urllib import request as urlrequest
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.exchange.abc.exchange import ExchangeError
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
+from nbgrader.exchange.default.submit import ExchangeSubmit
 from nbgrader.utils import check_mode, notebook_hash, parse_utc
+from traitlets import Float, Unicode
 
 from instructor.student_ids import id_problem, refusal
 
@@ -84,6 +97,8 @@ __all__ = [
     "CopyLimits",
     "ExchangeRecord",
     "HandInRefused",
+    "HubCollect",
+    "HubSubmit",
     "OwnerCheckedCollect",
     "copy_hand_in",
     "owner_name",
@@ -676,3 +691,136 @@ class ContainedReleaseFeedback(ExchangeReleaseFeedback):
             return b"".join(chunks)
         finally:
             os.close(fd)
+
+
+# ------------------------------------------------------------ the hub's hand-in service
+class HubSubmit(ExchangeSubmit):
+    """``nbgrader submit`` through the hub's hand-in service (:mod:`instructor.handin`).
+
+    nbgrader's own checks first (the released notebooks present with ``strict``, the size
+    limits, its ignore patterns), then the files go to the service with the student's
+    JupyterHub token (``JUPYTERHUB_API_TOKEN``, which the hub gives every server and its
+    terminals). The service says who handed in and when; the copy nbgrader keeps in the
+    student's cache (what the Assignments tab lists and Fetch Feedback reads) gets the
+    service's time and secret. Nothing is written into the exchange's ``inbound/``.
+    """
+
+    service_url = Unicode(
+        "", help="The hand-in service's URL, ending in /services/handin/ (instructor.hub)."
+    ).tag(config=True)
+    request_timeout = Float(120.0, help="Seconds to wait for the service.").tag(config=True)
+
+    def init_dest(self) -> None:
+        if self.coursedir.course_id == "":
+            self.fail("No course id specified. Re-run with --course flag.")
+        if self.coursedir.student_id != "*":
+            self.fail(
+                "On the course's hub, the hub says who hands in: run nbgrader submit "
+                "without --student"
+            )
+        if not self.authenticator.has_access(self.coursedir.student_id, self.coursedir.course_id):
+            self.fail("You do not have access to this course.")
+        if not self.service_url:
+            self.fail("No hand-in service is configured (HubSubmit.service_url).")
+        if not os.environ.get("JUPYTERHUB_API_TOKEN"):
+            self.fail(
+                "No JupyterHub token (JUPYTERHUB_API_TOKEN): submit from your server on the "
+                "hub (the Assignments tab, or a terminal of your JupyterLab)."
+            )
+        self.cache_path = os.path.join(self.cache, self.coursedir.course_id)
+
+    def _send(self, files: list[dict[str, str]]) -> dict[str, str]:
+        """POST the hand-in; the service's answer (student, timestamp, secret)."""
+        body = json.dumps(
+            {
+                "course": self.coursedir.course_id,
+                "assignment": self.coursedir.assignment_id,
+                "files": files,
+            }
+        ).encode()
+        request = urlrequest.Request(
+            self.service_url.rstrip("/") + "/submit",
+            data=body,
+            method="POST",
+            headers={
+                "Authorization": f"token {os.environ['JUPYTERHUB_API_TOKEN']}",
+                "Content-Type": "application/json",
+            },
+        )
+        try:
+            with urlrequest.urlopen(request, timeout=self.request_timeout) as response:
+                return json.load(response)
+        except urlerror.HTTPError as error:
+            try:
+                message = json.load(error).get("message", "")
+            except (ValueError, AttributeError):
+                message = ""
+            self.fail(
+                f"The hand-in service refused {self.coursedir.assignment_id} "
+                f"({error.code}): {message or error.reason}"
+            )
+        except (urlerror.URLError, OSError) as error:
+            self.fail(f"The hand-in service cannot be reached at {self.service_url}: {error}")
+        raise AssertionError("unreachable")
+
+    def copy_files(self) -> None:
+        self.init_release()
+        self.log.info("Source: %s", self.src_path)
+        self.log.info("Destination: the hub's hand-in service, %s", self.service_url)
+        self.check_filename_diff()
+        assignment = self.coursedir.assignment_id
+        with tempfile.TemporaryDirectory(prefix="nbgrader-submit-") as folder:
+            staged = os.path.join(folder, assignment)
+            self.do_copy(self.src_path, staged)  # nbgrader's size limits and ignore patterns
+            files = []
+            for dirpath, dirnames, filenames in os.walk(staged):
+                dirnames.sort()
+                for name in sorted(filenames):
+                    full = os.path.join(dirpath, name)
+                    with open(full, "rb") as handle:
+                        content = base64.b64encode(handle.read()).decode("ascii")
+                    relative = os.path.relpath(full, staged).replace(os.sep, "/")
+                    files.append({"path": relative, "content": content})
+            kept = self._send(files)
+            self.timestamp = kept["timestamp"]
+            cache_path = os.path.join(
+                self.cache_path, f"{kept['student']}+{assignment}+{kept['timestamp']}"
+            )
+            os.makedirs(self.cache_path, exist_ok=True)
+            shutil.copytree(staged, cache_path)
+        with open(os.path.join(cache_path, "timestamp.txt"), "w") as handle:
+            handle.write(kept["timestamp"])
+        with open(os.path.join(cache_path, "submission_secret.txt"), "w") as handle:
+            handle.write(kept["secret"])
+        self.log.info(
+            "Submitted as: %s %s %s", self.coursedir.course_id, assignment, kept["timestamp"]
+        )
+
+
+class HubCollect(CheckedCollect):
+    """The course's collect (:class:`CheckedCollect`) from the hand-in service's store
+    (``HubCollect.store``) instead of the exchange's ``inbound/``: every hand-in there was
+    written by the service, as the user who collects; a folder or file of anyone else is
+    left out (none can be: the store is that user's alone)."""
+
+    store = Unicode(
+        "", help="The hand-in service's store: <store>/<course>/inbound/ (instructor.hub)."
+    ).tag(config=True)
+
+    def init_src(self) -> None:
+        if not self.store:
+            self.fail("HubCollect.store is not set: the hand-in service's store folder")
+        self.root = self.store
+        super().init_src()
+
+    def claim_problem(self, path: str, record: dict[str, Any]) -> str:
+        try:
+            owner = os.lstat(path).st_uid
+        except OSError as error:
+            return f"cannot be looked at ({error.strerror})"
+        if owner != os.geteuid():
+            return f"was not written by the hand-in service (owned by {_user(owner)})"
+        return ""
+
+    def _owner_uid(self, student: str) -> int | None:
+        return os.geteuid()

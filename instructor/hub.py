@@ -7,9 +7,14 @@ by ``npm ci`` into ``hub/node_modules``). Before the hub starts, :func:`prepare`
 what nbgrader's exchange needs and what a new instructor would otherwise get wrong
 (docs/jupyterhub.md says why each is there):
 
-- the exchange root, ``<state>/exchange``: ``rwxrwxrwt`` (everyone may create, nobody may
-  remove or rename what another made), with the course's folder made beforehand and owned
-  by the instructor, so that no student can create it first and own the course's inbox;
+- the exchange root, ``<state>/exchange``, with the course's folder made beforehand and
+  owned by the instructor, so that no student can create it first and own the course's
+  inbox. By default hand-ins go to the hub's hand-in service (:mod:`instructor.handin`,
+  run as the instructor's user, with its store in ``<state>/handin``), which takes the
+  student from the hub's token and the time from its own clock: the exchange is then
+  ``rwxr-xr-x`` and its ``inbound/`` the instructor's alone. With ``--exchange folder``,
+  nbgrader's shared inbound: the root ``rwxrwxrwt`` (everyone may create, nobody may remove
+  or rename what another made);
 - as root, every account of the roster as a system user (``useradd``) with a home of its
   own in ``<state>/homes`` that only its owner may enter (Debian's ``useradd`` makes homes
   readable by all), run by JupyterHub's ``LocalProcessSpawner``: how a single-server hub
@@ -18,8 +23,9 @@ what nbgrader's exchange needs and what a new instructor would otherwise get wro
   accounts, and the launcher says so;
 - the instructor's nbgrader course folder, ``~instructor/<course>/``, whose
   ``nbgrader_config.py`` loads the repository's ``autograder/nbgrader_config.py`` and takes
-  ``solutions/`` and ``notebooks/`` from the checkout; with real users,
-  ``nbgrader collect`` collects a submission only from its owner
+  ``solutions/`` and ``notebooks/`` from the checkout; ``nbgrader collect`` collects from
+  the hand-in service's store (:class:`instructor.exchange.HubCollect`), or with
+  ``--exchange folder`` and real users a submission only from its owner
   (:class:`instructor.exchange.OwnerCheckedCollect`);
 - one Jupyter configuration folder per role (``<state>/config/<role>``, the single-user
   server's ``JUPYTER_CONFIG_PATH``): nbgrader's exchange settings for both, the
@@ -84,6 +90,11 @@ NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
 # Submissions larger than this (all files together, and any one file) are refused by
 # `nbgrader submit` with "Directory size is too big": the course's notebooks are < 1 MB.
 SUBMISSION_LIMIT_KB = 5_000
+HANDIN_SERVICE = "handin"
+"""The hand-in service's name on the hub (instructor/handin.py's ``SERVICE_NAME``)."""
+# What the hand-in service keeps per student: hand-ins of one assignment, bytes in all.
+HANDIN_HAND_INS = 50
+HANDIN_STUDENT_BYTES = 100_000_000
 
 # nbgrader's JupyterLab plugins (@jupyter/nbgrader 0.9.6) each role does not get. Hiding a
 # plugin is a convenience, not a permission: what protects the gradebook is that it sits in
@@ -169,6 +180,13 @@ class HubSettings:
     port: int = 8000
     hub_port: int = 8081
     proxy_api_port: int = 8001
+    handin_port: int = 8002
+    handin_service: bool = True
+    """Hand-ins go to the hub's hand-in service (instructor/handin.py), which takes the
+    student from the hub's token and the time from its own clock, into a store only the
+    instructor may write; off, nbgrader's shared-folder inbound/ as before."""
+    handin_hand_ins: int = HANDIN_HAND_INS
+    handin_student_bytes: int = HANDIN_STUDENT_BYTES
     real_users: bool = field(default_factory=lambda: os.geteuid() == 0)
     submission_limit_kb: int = SUBMISSION_LIMIT_KB
     course_root: Path = COURSE_ROOT
@@ -177,6 +195,27 @@ class HubSettings:
     @property
     def exchange(self) -> Path:
         return self.state / "exchange"
+
+    @property
+    def handin_store(self) -> Path:
+        """The hand-in service's store: ``<store>/<course>/inbound/``, the instructor's."""
+        return self.state / "handin"
+
+    @property
+    def handin_url(self) -> str:
+        """Where the students' ``nbgrader submit`` reaches the hand-in service."""
+        return f"http://127.0.0.1:{self.handin_port}/services/{HANDIN_SERVICE}/"
+
+    def handin_quota(self) -> Any:
+        from instructor.handin import Quota
+
+        limit = 1000 * self.submission_limit_kb
+        return Quota(
+            file_bytes=limit,
+            hand_in_bytes=limit,
+            hand_ins=self.handin_hand_ins,
+            student_bytes=self.handin_student_bytes,
+        )
 
     def home(self, name: str) -> Path:
         return self.state / "homes" / name
@@ -305,18 +344,37 @@ c.ExchangeSubmit.strict = True
 # submission instead of being left out of it without a word).
 c.CourseDirectory.max_dir_size = {limit}
 c.CourseDirectory.max_file_size = {limit}
+{handin_submit(settings)}"""
+
+
+def handin_submit(settings: HubSettings) -> str:
+    """The nbgrader settings that send hand-ins to the hub's hand-in service."""
+    if not settings.handin_service:
+        return ""
+    return f"""# A hand-in goes to the hub's hand-in service, which takes the student from the hub's
+# token and the time from its own clock (instructor/handin.py); not into inbound/.
+c.ExchangeFactory.submit = "instructor.exchange.HubSubmit"
+c.HubSubmit.service_url = {settings.handin_url!r}
 """
 
 
 def instructor_course_config(settings: HubSettings) -> str:
     """The instructor's ``<course>/nbgrader_config.py``: the repository's, on this hub."""
     root = settings.course_root
-    collect = (
-        "# A submission is collected only from its owner (nbgrader only warns).\n"
-        'c.ExchangeFactory.collect = "instructor.exchange.OwnerCheckedCollect"\n'
-        if settings.real_users
-        else "# Not root: every account is one system user, so no owner check on collect.\n"
-    )
+    if settings.handin_service:
+        collect = (
+            "# Hand-ins are collected from the hand-in service's store, which only this\n"
+            "# user (the service's) can write (instructor/handin.py).\n"
+            'c.ExchangeFactory.collect = "instructor.exchange.HubCollect"\n'
+            f"c.HubCollect.store = {str(settings.handin_store)!r}\n"
+        )
+    elif settings.real_users:
+        collect = (
+            "# A submission is collected only from its owner (nbgrader only warns).\n"
+            'c.ExchangeFactory.collect = "instructor.exchange.OwnerCheckedCollect"\n'
+        )
+    else:
+        collect = "# Not root: every account is one system user, so no owner check on collect.\n"
     return f'''"""The course on this hub, written by `make hub` (instructor/hub.py); edit freely.
 
 It loads the course's own configuration from the checkout, then points nbgrader at this
@@ -508,21 +566,33 @@ def prepare(settings: HubSettings) -> list[str]:
             "shell resets PATH: type `. "
             f"{shlex.quote(str(Path(sys.executable).parent / 'activate'))}` there first"
         )
-    # The exchange: anyone may create in it (nbgrader's own default), nobody may remove or
-    # rename what another made (the sticky bit); the course's folder is the instructor's
+    # The exchange: with nbgrader's shared inbound/, anyone may create in it (nbgrader's own
+    # default), nobody may remove or rename what another made (the sticky bit). With the
+    # hand-in service no student writes in the exchange at all (a folder anyone may fill is
+    # a disk anyone may fill): root's, rwxr-xr-x. The course's folder is the instructor's
     # before any student can make it.
     settings.exchange.mkdir(exist_ok=True)
-    settings.exchange.chmod(0o1777)
+    settings.exchange.chmod(0o755 if settings.handin_service else 0o1777)
     instructor = settings.roster.instructors[0]
     course_exchange = settings.exchange / settings.roster.course
     course_exchange.mkdir(exist_ok=True)
     course_exchange.chmod(0o755)
     course = settings.course_folder(instructor)
     course.mkdir(exist_ok=True)
+    made = [course_exchange, course]
+    if settings.handin_service:
+        # Hand-ins are kept by the hand-in service (as the instructor) in a store no student
+        # may enter; the exchange's inbound/ is the instructor's alone, so nothing a student
+        # writes by hand lies where a collect could look (nbgrader makes it rwx-wx-wx).
+        inbound = course_exchange / "inbound"
+        for folder in (settings.handin_store, inbound):
+            folder.mkdir(exist_ok=True)
+            folder.chmod(0o700)
+        made += [settings.handin_store, inbound]
     if owners[instructor] is not None:
         entry = owners[instructor]
-        os.chown(course_exchange, entry.pw_uid, entry.pw_gid)
-        os.chown(course, entry.pw_uid, entry.pw_gid)
+        for folder in made:
+            os.chown(folder, entry.pw_uid, entry.pw_gid)
     config = course / "nbgrader_config.py"
     if not config.exists():  # the instructor's own edits (due dates) survive a restart
         _write(config, instructor_course_config(settings), owners[instructor])
@@ -584,6 +654,8 @@ def configure(c: Any, settings: HubSettings) -> None:
         "access:servers!server",
         "read:users:groups!user",
     ]
+    if settings.handin_service:
+        handin_service(c, settings)
     if settings.real_users:
         c.JupyterHub.spawner_class = "localprocess"
     else:
@@ -597,6 +669,45 @@ def configure(c: Any, settings: HubSettings) -> None:
     # A 2-core machine starting JupyterLab for several users at once is slow.
     c.Spawner.start_timeout = 180
     c.Spawner.http_timeout = 180
+
+
+def handin_service(c: Any, settings: HubSettings) -> None:
+    """The hand-in service (instructor/handin.py) as a service the hub starts, run as the
+    instructor's system user; the servers' tokens may reach it (and nothing else of it)."""
+    quota = settings.handin_quota()
+    command = [
+        sys.executable, "-m", "instructor.handin",
+        "--course", settings.roster.course,
+        "--store", str(settings.handin_store),
+        "--exchange", str(settings.exchange),
+    ]  # fmt: skip
+    for name, value in vars(quota).items():
+        command += [f"--{name.replace('_', '-')}", str(value)]
+    service: dict[str, Any] = {
+        "name": HANDIN_SERVICE,
+        "url": f"http://127.0.0.1:{settings.handin_port}",
+        "command": command,
+        "cwd": str(settings.handin_store),
+        "environment": {"PATH": f"{Path(sys.executable).parent}{os.pathsep}/usr/bin:/bin"},
+    }
+    if settings.real_users:
+        service["user"] = settings.roster.instructors[0]
+    c.JupyterHub.services = [service]
+    # A token may hold only scopes its user holds: the course's users may reach the service
+    # (which takes hand-ins from the students' group alone).
+    course = settings.roster.course
+    c.JupyterHub.load_roles = [
+        {
+            "name": "course-handin",
+            "description": "reach the course's hand-in service",
+            "scopes": [f"access:services!service={HANDIN_SERVICE}"],
+            "groups": [f"nbgrader-{course}", f"formgrade-{course}"],
+        }
+    ]
+    c.Spawner.server_token_scopes = [
+        *c.Spawner.server_token_scopes,
+        f"access:services!service={HANDIN_SERVICE}",
+    ]
 
 
 # -- the command ------------------------------------------------------------------------------
@@ -613,9 +724,11 @@ def password_for(state: Path) -> str:
 
 
 PROXY_API_OFFSET = 1
+HANDIN_OFFSET = 2
 HUB_OFFSET = 81
-"""The hub takes three loopback ports: ``--port P`` (the proxy, where people connect),
-P+1 (the proxy's API) and P+81 (the hub itself), JupyterHub's own 8000/8001/8081."""
+"""The hub takes four loopback ports: ``--port P`` (the proxy, where people connect),
+P+1 (the proxy's API), P+2 (the hand-in service) and P+81 (the hub itself), JupyterHub's
+own 8000/8001/8081."""
 
 
 def ports(port: int) -> dict[str, int]:
@@ -623,6 +736,7 @@ def ports(port: int) -> dict[str, int]:
     return {
         "the hub's address (the proxy)": port,
         "the proxy's API": port + PROXY_API_OFFSET,
+        "the hand-in service": port + HANDIN_OFFSET,
         "the hub itself": port + HUB_OFFSET,
     }
 
@@ -674,8 +788,17 @@ def main(argv: list[str] | None = None) -> None:
         type=_port,
         default=8000,
         help="the port people open, on 127.0.0.1 (default 8000). The hub also takes PORT+1 "
-        "(the proxy's API) and PORT+81 (the hub itself): two hubs need ports at least 82 "
-        "apart. All three are checked before the hub starts.",
+        "(the proxy's API) and PORT+81 (the hub itself), and PORT+2 (the hand-in service): "
+        "two hubs need ports at least 82 apart. All are checked before the hub starts.",
+    )
+    parser.add_argument(
+        "--exchange",
+        choices=("service", "folder"),
+        default="service",
+        help="where hand-ins go: 'service' (default), the hub's hand-in service, which "
+        "takes the student from the hub and the time from its own clock and keeps each "
+        "hand-in where only the instructor may write; 'folder', nbgrader's shared inbound/ "
+        "folder, which the student may rewrite after submitting (docs/jupyterhub.md)",
     )
     parser.add_argument(
         "--password", help="the password every account logs in with (default: made once, kept)"
@@ -698,6 +821,8 @@ def main(argv: list[str] | None = None) -> None:
         port=args.port,
         hub_port=args.port + HUB_OFFSET,
         proxy_api_port=args.port + PROXY_API_OFFSET,
+        handin_port=args.port + HANDIN_OFFSET,
+        handin_service=args.exchange == "service",
     )
     try:
         notes = prepare(settings)

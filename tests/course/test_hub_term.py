@@ -21,9 +21,11 @@ of the instructor's user (``runuser -l``: ``/etc/profile`` resets ``PATH``, the 
    Validates (nbgrader says "Success!": it cannot know the cell was there) and submits a
    third time; cat all of 10 with a written answer, after the due date the instructor then
    sets. ann and ben press Validate and read nbgrader's verdict;
-3. ann tries to hand in a submission in ben's name (a folder in the exchange's inbound);
-   the instructor collects (``nbgrader collect --update``): ben's own newest submission is
-   collected, not ann's forgery, and the log says why;
+3. ann tries to hand in a submission in ben's name with an earlier time (a folder made by
+   hand in the exchange's inbound and in the hand-in service's store: both refused, they
+   are the instructor's alone); the instructor collects (``nbgrader collect --update``,
+   from the hand-in service's store): ben's own newest submission is collected, and cat's
+   with the time the service recorded;
 4. the instructor grades with the class grader (the docs' ``python -m instructor.classroom
    grade``, both assignments); ``nbgrader autograde`` of a copy of the course gives the
    same score to every submission; ben's hand-in without the test cell is named in
@@ -38,7 +40,7 @@ of the instructor's user (``runuser -l``: ``/etc/profile`` resets ``PATH``, the 
    feedback: their score, the diagnostic (ben), the instructor's comment (cat); no hidden
    test and no other student's name;
 7. ``reports/totals.csv`` and the LMS exports carry the hand-given points and cat's late
-   penalty (10 % per started hour, from the exchange's own timestamp, of her score with
+   penalty (10 % per started hour, from the hand-in service's timestamp, of her score with
    the hand-given points), and the gradebook holds the same penalty;
 8. what a student may not do, tried as the student's system user: list the exchange's
    inbound or feedback folders, read another's home or the instructor's gradebook, open
@@ -65,6 +67,7 @@ from urllib.parse import quote
 
 import nbformat
 import pytest
+from nbgrader.utils import parse_utc
 
 from instructor import anatomy
 from instructor.grading_cases import load_cases
@@ -583,26 +586,29 @@ def run_term(hub: Hub, playwright, step) -> None:
         submit(pages[CAT], TEN)
         step("cat: answers and a written answer typed, submitted after the due date")
 
-        # ann hands in a submission in ben's name: a folder in the inbound named for ben.
-        inbound = hub.settings.exchange / hub.roster.course / "inbound"
+        # ann tries to hand in a submission in ben's name, with an earlier time: a folder
+        # made by hand in the exchange's inbound/ (nbgrader's way) and in the hand-in
+        # service's store. Both are the instructor's alone: nothing is made.
+        store = hub.settings.handin_store / hub.roster.course / "inbound"
         ann_cache = hub.settings.home(ANN) / ".local/share/jupyter/nbgrader_cache"
         (ann_own,) = (ann_cache / hub.roster.course).glob(f"{ANN}+{ONE}+*")
-        stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
-        forged = inbound / f"{BEN}+{ONE}+{stamp}+forged"
-        hub.run_as(ANN, "cp", "-r", str(ann_own), str(forged))
-        assert forged.exists()
+        stamp = "2020-01-01 00:00:00.000000 UTC"
+        for inbound in (hub.settings.exchange / hub.roster.course / "inbound", store):
+            forged = inbound / f"{BEN}+{ONE}+{stamp}+forged"
+            tried = hub.run_as(ANN, "cp", "-r", str(ann_own), str(forged), check=False)
+            assert tried.returncode != 0 and "Permission denied" in tried.stderr, tried
+            assert not forged.exists()
 
         collected = instructor_runs(hub, "nbgrader collect ", ONE)
         instructor_runs(hub, "nbgrader collect ", TEN)
-        assert f"claims to be submitted by {BEN} but is owned by {ANN}" in collected.stderr
         ben_collected = nbformat.read(
             hub.course / "submitted" / BEN / ONE / f"{ONE}.ipynb", as_version=4
         )
         inbound_one_hots = {
-            f"{path.name} ({path.owner()})": cell_sources(
-                nbformat.read(path / f"{ONE}.ipynb", as_version=4)
-            ).get("one_hot")
-            for path in sorted(inbound.glob(f"*+{ONE}+*"))
+            path.name: cell_sources(nbformat.read(path / f"{ONE}.ipynb", as_version=4)).get(
+                "one_hot"
+            )
+            for path in sorted(store.glob(f"*+{ONE}+*"))
         }
         ben_cells = cell_sources(ben_collected)
         assert ben_cells["one_hot"] == one_hot, (
@@ -611,7 +617,13 @@ def run_term(hub: Hub, playwright, step) -> None:
         )
         assert ben_cells["frame_signal"] == rest["frame_signal"]
         assert DELETED_TEST not in ben_cells, "ben's newest submission still has the test cell"
-        step("collected: ben's own newest submission, ann's forgery refused")
+        # cat's hand-in is collected with the time the hand-in service recorded, after the
+        # due date: what her late penalty is taken from.
+        (cat_kept,) = store.glob(f"{CAT}+{TEN}+*")
+        cat_stamp = (hub.course / "submitted" / CAT / TEN / "timestamp.txt").read_text()
+        assert cat_stamp == (cat_kept / "timestamp.txt").read_text() == cat_kept.name.split("+")[2]
+        assert parse_utc(cat_stamp) > due, (cat_stamp, due)
+        step("collected: ben's own newest submission, ann's forgeries refused at the door")
 
         log = class_grade(hub)
         step("class grader ran")
@@ -735,6 +747,7 @@ def check_what_students_may_not_do(hub: Hub, pages: dict) -> None:
     exchange = hub.settings.exchange / hub.roster.course
     for command in (
         ["ls", str(exchange / "inbound")],
+        ["ls", str(hub.settings.handin_store)],
         ["ls", str(exchange / "feedback")],
         ["ls", str(hub.settings.home(ANN))],
         ["cat", str(hub.settings.home(ANN) / hub.roster.course / ONE / f"{ONE}.ipynb")],

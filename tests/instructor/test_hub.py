@@ -98,11 +98,17 @@ def test_prepare_as_root_makes_private_homes_and_the_course_exchange_the_instruc
         assert stat.S_IMODE(home.stat().st_mode) == 0o700
         assert home.owner() == name
     exchange = settings.exchange
-    assert stat.S_IMODE(exchange.stat().st_mode) == 0o1777
+    # No student writes in the exchange: hand-ins go to the hand-in service.
+    assert stat.S_IMODE(exchange.stat().st_mode) == 0o755 and exchange.owner() == "root"
     assert (exchange / r.course).owner() == "unitteach"
     assert settings.course_folder("unitteach").owner() == "unitteach"
     course_config = (settings.course_folder("unitteach") / "nbgrader_config.py").read_text()
-    assert "instructor.exchange.OwnerCheckedCollect" in course_config
+    # Hand-ins go to the hand-in service, whose store and the exchange's inbound/ are the
+    # instructor's alone; collect reads the store.
+    assert "instructor.exchange.HubCollect" in course_config
+    assert f"c.HubCollect.store = {str(settings.handin_store)!r}" in course_config
+    for folder in (settings.handin_store, exchange / r.course / "inbound"):
+        assert folder.owner() == "unitteach" and stat.S_IMODE(folder.stat().st_mode) == 0o700
     teacher = json.loads(
         (settings.config_folder("instructor") / "jupyter_server_config.json").read_text()
     )
@@ -124,6 +130,13 @@ def test_prepare_as_root_makes_private_homes_and_the_course_exchange_the_instruc
     assert "read:users:groups!user" in c.Spawner.server_token_scopes
     assert c.JupyterHub.load_groups["nbgrader-self-attention"]["users"] == ["unitstu"]
     assert c.JupyterHub.load_groups["formgrade-self-attention"]["users"] == ["unitteach"]
+    (service,) = c.JupyterHub.services
+    assert service["name"] == "handin" and service["user"] == "unitteach"
+    assert service["url"] == f"http://127.0.0.1:{settings.handin_port}"
+    assert "access:services!service=handin" in c.Spawner.server_token_scopes
+    student_config = (settings.config_folder("student") / "nbgrader_config.py").read_text()
+    assert 'c.ExchangeFactory.submit = "instructor.exchange.HubSubmit"' in student_config
+    assert repr(settings.handin_url) in student_config
     # A restart keeps the instructor's own edits of the course configuration.
     edited = settings.course_folder("unitteach") / "nbgrader_config.py"
     edited.write_text(edited.read_text() + "\n# mine\n")
@@ -132,14 +145,20 @@ def test_prepare_as_root_makes_private_homes_and_the_course_exchange_the_instruc
 
 
 def test_collect_takes_only_submissions_their_student_owns(tmp_path, root_hub) -> None:
-    """As the hub's instructor: a newer folder in a student's name owned by someone else,
-    and a name outside the course's id allow-list, are left out; the student's own is
-    collected."""
+    """As the hub's instructor, with nbgrader's shared-folder exchange (``--exchange
+    folder``): a newer folder in a student's name owned by someone else, and a name outside
+    the course's id allow-list, are left out; the student's own is collected."""
     r, state = root_hub
     settings = HubSettings(
-        r, state, "pw-123456789", real_users=True, profile_dir=tmp_path / "profile.d"
+        r,
+        state,
+        "pw-123456789",
+        real_users=True,
+        profile_dir=tmp_path / "profile.d",
+        handin_service=False,
     )
     prepare(settings)
+    assert stat.S_IMODE(settings.exchange.stat().st_mode) == 0o1777
     inbound = settings.exchange / r.course / "inbound"
     inbound.mkdir()
     shutil.chown(inbound, "unitteach", "unitteach")

@@ -87,10 +87,16 @@ class Hub:
         }
 
     def run_as(
-        self, user: str, *command: str, cwd: Path | None = None, check: bool = True
+        self,
+        user: str,
+        *command: str,
+        cwd: Path | None = None,
+        check: bool = True,
+        env: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess:
-        """``command`` as the system user ``user`` (``runuser``), its output captured."""
-        env = self.env(user)
+        """``command`` as the system user ``user`` (``runuser``), its output captured;
+        ``env`` added to the login environment."""
+        env = {**self.env(user), **(env or {})}
         result = subprocess.run(
             ["runuser", "-u", user, "--", "env", "-i", *[f"{k}={v}" for k, v in env.items()],
              *command],
@@ -124,6 +130,28 @@ class Hub:
     def nbgrader(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         """An nbgrader command of the instructor, run in the course folder."""
         return self.run_as(self.instructor, "nbgrader", *args, cwd=self.course, check=check)
+
+    def token(self, user: str, scopes: list[str]) -> str:
+        """A JupyterHub API token of ``user`` with ``scopes``, asked for with the user's
+        password (what a server's own token is for its user, without starting a server)."""
+        body = {"auth": {"username": user, "password": self.settings.password}, "scopes": scopes}
+        request = urllib.request.Request(
+            f"{self.url}/hub/api/users/{user}/tokens",
+            data=json.dumps(body).encode(),
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return json.load(response)["token"]
+
+    def server_env(self, user: str, token: str) -> dict[str, str]:
+        """The variables the hub gives ``user``'s server (and its terminals) that nbgrader's
+        exchange reads: the user, the hub's API, the token."""
+        return {
+            "JUPYTERHUB_USER": user,
+            "JUPYTERHUB_API_URL": f"http://127.0.0.1:{self.settings.hub_port}/hub/api",
+            "JUPYTERHUB_API_TOKEN": token,
+        }
 
     def write_as(self, user: str, path: Path, text: str) -> None:
         """Write ``path`` (folders made) as root, then give it to ``user``."""
