@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from instructor import registry
-from instructor.colab import colab_url
+from instructor.colab import landing_url
 from instructor.paths import COURSE_ROOT
 
 __all__ = ["BEGIN", "END", "course_table", "update"]
@@ -24,7 +24,9 @@ BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
 
 
 def course_table(course: registry.Course) -> str:
-    """The markdown table: one row per notebook, in the registry's order."""
+    """The markdown table: one row per notebook, in the registry's order; its badges open
+    the self-study edition when ``course.toml`` has ``self_study = true``
+    (:func:`instructor.colab.landing_url`)."""
     lines = [
         "| # | notebook | time | you implement | points | open in Colab |",
         "| --- | --- | ---: | --- | ---: | --- |",
@@ -35,7 +37,7 @@ def course_table(course: registry.Course) -> str:
         lines.append(
             f"| {notebook.number} | [{notebook.title}]({link}) | {notebook.minutes} min | "
             f"{functions} | {notebook.points} | "
-            f"[![Open In Colab]({BADGE})]({colab_url(notebook.id)}) |"
+            f"[![Open In Colab]({BADGE})]({landing_url(notebook.id, course)}) |"
         )
     return "\n".join(lines)
 

@@ -75,10 +75,11 @@ def colab_link(url: str) -> str:
     return f'<a class="colab-link" href="{url}">Open in Colab</a>'
 
 
-def _badge_as_link(source: str) -> str:
+def _badge_as_link(source: str, url: str | None = None) -> str:
+    """The badge of ``source`` as a link to its own address, or to ``url``."""
     if not BADGE.search(source):
         raise ValueError(f"the badge cell has no Colab badge:\n{source[:300]}")
-    return BADGE.sub(lambda match: colab_link(match.group("url")), source)
+    return BADGE.sub(lambda match: colab_link(url or match.group("url")), source)
 
 
 def _shown_outputs(outputs: list) -> list:
@@ -96,13 +97,16 @@ def _shown_outputs(outputs: list) -> list:
     return shown
 
 
-def student_view(solution: NotebookNode, released: NotebookNode) -> NotebookNode:
+def student_view(
+    solution: NotebookNode, released: NotebookNode, badge_url: str | None = None
+) -> NotebookNode:
     """The page's notebook: ``solution`` (executed) as the student sees it.
 
     Test cells are dropped; each solution cell takes the source of the cell with the same
     id in ``released`` (the stub) and has no output; widget views are dropped (an
     interactive figure's static image stays); the badge's image becomes a plain "Open in
-    Colab" link to the same address; nbgrader's metadata and the widget state are dropped.
+    Colab" link to the same address, or to ``badge_url`` (the self-study edition's);
+    nbgrader's metadata and the widget state are dropped.
     Raises ``ValueError`` when anything of :data:`FORBIDDEN` would still show.
     """
     stubs = {cell.id: cell for cell in released.cells if anatomy.is_solution_cell(cell)}
@@ -124,7 +128,7 @@ def student_view(solution: NotebookNode, released: NotebookNode) -> NotebookNode
         elif cell.cell_type == "code":
             cell.outputs = _shown_outputs(cell.outputs)
         if anatomy.has_tag(original, anatomy.BADGE_TAG):
-            cell.source = _badge_as_link(cell.source)
+            cell.source = _badge_as_link(cell.source, badge_url)
         cells.append(cell)
     view = nbformat.from_dict(solution)
     view.cells = cells
@@ -163,7 +167,8 @@ def landing_page(course: registry.Course, template: str) -> str:
         functions = ", ".join(f"`{exercise.name}`" for exercise in notebook.exercises)
         rows.append(
             f"| {notebook.number} | [{notebook.title}]({notebook.id}/{notebook.id}.ipynb) "
-            f"| {notebook.minutes} min | {functions} | {colab_link(colab.colab_url(notebook.id))} |"
+            f"| {notebook.minutes} min | {functions} "
+            f"| {colab_link(colab.landing_url(notebook.id, course))} |"
         )
     minutes = [notebook.minutes for notebook in course.notebooks]
     fields = {
@@ -221,7 +226,11 @@ def write_sources(source: Path = SOURCE) -> list[Path]:
                     f"course.toml lists {notebook_id} but {path.relative_to(COURSE_ROOT)} is "
                     "missing (`make release` makes the student version from solutions/)"
                 )
-        view = student_view(anatomy.read_solution(notebook_id), anatomy.read_released(notebook_id))
+        view = student_view(
+            anatomy.read_solution(notebook_id),
+            anatomy.read_released(notebook_id),
+            colab.landing_url(notebook_id, course),
+        )
         path = source / notebook_id / f"{notebook_id}.ipynb"
         path.parent.mkdir()
         nbformat.write(view, path)
@@ -231,7 +240,7 @@ def write_sources(source: Path = SOURCE) -> list[Path]:
 
 def downloadable_notebooks(html: Path) -> list[Path]:
     """Put the student notebook, with its visible tests (``notebooks/<id>/<id>.ipynb``, the
-    one Colab opens), where each page's download button points: sphinx-book-theme offers
+    class's edition), where each page's download button points: sphinx-book-theme offers
     the page's source, ``_sources/<id>/<id>.ipynb`` (the student view, without the tests).
     Returns the files replaced; raises ``RuntimeError`` where Sphinx wrote none."""
     replaced = []

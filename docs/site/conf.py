@@ -70,11 +70,13 @@ html_sidebars = {"**": ["sidebar-title.html", "search-button-field.html", "sbt-s
 html_show_sourcelink = False
 html_last_updated_fmt = None
 html_theme_options = {
-    # The launch button opens notebooks/<id>/<id>.ipynb of the repository on Colab: the
-    # pages are <id>/<id>, so path_to_docs is the student folder.
+    # The launch button opens <folder>/<id>/<id>.ipynb of the repository on Colab, as the
+    # page's badge does: the self-study edition (self_study/) when course.toml has
+    # self_study = true, else notebooks/. The pages are <id>/<id>, so path_to_docs is that
+    # folder.
     "repository_url": f"https://github.com/{course.repository}",
     "repository_branch": course.ref,
-    "path_to_docs": "notebooks",
+    "path_to_docs": "self_study" if course.self_study else "notebooks",
     "launch_buttons": {"colab_url": "https://colab.research.google.com"},
     # Offers _sources/<id>/<id>.ipynb, which instructor/site.py replaces by the student
     # notebook with its visible tests (site.downloadable_notebooks).

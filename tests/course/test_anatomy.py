@@ -12,7 +12,7 @@ import nbformat
 import pytest
 
 from instructor import anatomy, registry
-from instructor.colab import badge_markdown, colab_setup_source, colab_url
+from instructor.colab import badge_markdown, colab_setup_source, landing_url
 from instructor.facts import points_text
 from instructor.paths import COURSE_ROOT, SOLUTIONS
 
@@ -353,7 +353,7 @@ def test_stored_outputs_are_clean(assignment: str) -> None:
 def test_readme_links_the_notebook_and_its_colab_badge(assignment: str) -> None:
     readme = (COURSE_ROOT / "README.md").read_text(encoding="utf-8")
     assert f"(notebooks/{assignment}/{assignment}.ipynb)" in readme
-    assert f"({colab_url(assignment)})" in readme
+    assert f"({landing_url(assignment)})" in readme
 
 
 # Every place that names where students get the course: a Colab badge or a GitHub link

@@ -78,7 +78,7 @@ UNSHOWN_CELLS = re.compile(
 )
 COLAB = re.compile(
     r"https://colab\.research\.google\.com/github/[\w.-]+/[\w.-]+/blob/[\w./-]+/"
-    r"notebooks/(?P<a>[\w-]+)/(?P<b>[\w-]+)\.ipynb"
+    r"(?:notebooks|self_study)/(?P<a>[\w-]+)/(?P<b>[\w-]+)\.ipynb"
 )
 MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS")
 # MathJax 2 adds hidden MathML for screen readers; its CSS names MathJax's TeX fonts, which
@@ -356,7 +356,7 @@ def test_landing_page(browser, server, all_solution_lines, axe_core, size) -> No
         assert [text.index(n.title) for n in course.notebooks] == sorted(
             text.index(n.title) for n in course.notebooks
         )
-        assert set(visit.colab_links()) >= {colab.colab_url(i) for i in IDS}
+        assert set(visit.colab_links()) >= {colab.landing_url(i) for i in IDS}
     except Exception:
         visit.page.screenshot(path=str(failure_shot(f"index_{size}")), full_page=True)
         raise
@@ -379,11 +379,11 @@ def test_notebook_page(browser, server, all_solution_lines, axe_core, notebook_i
         for link in links:
             match = COLAB.fullmatch(link)
             assert match and match["a"] == match["b"] == notebook_id, link
-        assert colab.colab_url(notebook_id) in links
+        assert colab.landing_url(notebook_id) in links
         # the exercises are stubs
         assert "raise NotImplementedError()" in visit.text()
-        # the download button gives the student notebook with its visible tests, the one
-        # Colab opens, not the page's source (the student view without them)
+        # the download button gives the student notebook with its visible tests (the
+        # class's edition), not the page's source (the student view without them)
         link = visit.download_link()
         assert link.startswith(server + "/"), link
         downloaded = visit.page.request.get(link)

@@ -10,6 +10,7 @@ from importlib import metadata
 import pytest
 
 from instructor import colab, registry
+from instructor.paths import COURSE_ROOT
 
 # The form tests/support/studentview.py replaces by a local path to run a set-up cell here.
 INSTALL_STRING = re.compile(r'"git\+https://github\.com/[\w.-]+/[\w.-]+@[\w./-]+"')
@@ -153,3 +154,5 @@ def test_the_badges_open_the_self_study_edition_when_it_is_on() -> None:
         assert url == colab.self_study_url(notebook_id)
         assert url.endswith(f"/self_study/{notebook_id}/{notebook_id}.ipynb")
         assert url.replace("/self_study/", "/notebooks/") == colab.colab_url(notebook_id)
+        # what the badge opens is in the checkout (the release publishes it at the ref)
+        assert (COURSE_ROOT / url.split(f"/blob/{course.ref}/", 1)[1]).is_file(), url

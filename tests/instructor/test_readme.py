@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from instructor import readme, registry
-from instructor.colab import colab_url
+from instructor.colab import landing_url
 from instructor.paths import COURSE_ROOT
 
 
@@ -19,7 +19,7 @@ def test_table_has_a_row_per_notebook_with_links_and_points() -> None:
     assert len(table) == 2 + len(course.notebooks)
     for notebook, row in zip(course.notebooks, table[2:], strict=True):
         assert f"(notebooks/{notebook.id}/{notebook.id}.ipynb)" in row
-        assert f"({colab_url(notebook.id)})" in row
+        assert f"({landing_url(notebook.id)})" in row
         assert f"| {notebook.points} |" in row and f"{notebook.minutes} min" in row
         assert all(f"`{e.name}`" in row for e in notebook.exercises)
 

@@ -182,7 +182,7 @@ def test_the_landing_page_lists_the_notebooks_in_order() -> None:
     assert positions == sorted(positions)
     for notebook in course.notebooks:
         assert f"{notebook.minutes} min" in page
-        assert colab.colab_url(notebook.id) in page
+        assert colab.landing_url(notebook.id) in page
     with pytest.raises(KeyError, match="nope"):
         site.landing_page(course, "{{ nope }}")
 
