@@ -589,6 +589,9 @@ def prepare(settings: HubSettings) -> list[str]:
             folder.mkdir(exist_ok=True)
             folder.chmod(0o700)
         made += [settings.handin_store, inbound]
+    elif (course_exchange / "inbound").is_dir():
+        # Back from the hand-in service: nbgrader's own mode, writable by all, not listable.
+        (course_exchange / "inbound").chmod(0o733)
     if owners[instructor] is not None:
         entry = owners[instructor]
         for folder in made:
@@ -835,6 +838,13 @@ def main(argv: list[str] | None = None) -> None:
     print(f"  password (every account): {settings.password}")
     course = settings.course_folder(roster.instructors[0])
     print(f"  exchange: {settings.exchange}; course folder: {course}")
+    if settings.handin_service:
+        print(
+            f"  hand-ins: the hand-in service ({settings.handin_url}), kept in "
+            f"{settings.handin_store}, which only {roster.instructors[0]} may enter"
+        )
+    else:
+        print(f"  hand-ins: nbgrader's shared folder {settings.exchange / roster.course}/inbound")
     for note in notes:
         print(f"  note: {note}")
     sys.stdout.flush()

@@ -338,3 +338,33 @@ def test_as_root_the_hub_s_users_login_shells_run_the_course_s_python(root_hub) 
     assert script.read_text() == environment_script(settings)
     assert remove_environment_scripts(state=state) == [script]
     assert str(VENV_BIN) not in login("unitteach", 'echo "$PATH"')
+
+
+def test_the_exchange_is_closed_to_students_with_the_hand_in_service_and_open_without(
+    tmp_path,
+) -> None:
+    """With the hand-in service (the default) no student writes in the exchange; a restart
+    with ``--exchange folder`` gives nbgrader's shared inbound its own modes back."""
+    settings = HubSettings(roster(tmp_path), tmp_path / "state", "pw", real_users=False)
+    prepare(settings)
+    inbound = settings.exchange / "self-attention" / "inbound"
+    assert stat.S_IMODE(settings.exchange.stat().st_mode) == 0o755
+    assert stat.S_IMODE(inbound.stat().st_mode) == 0o700
+    assert stat.S_IMODE(settings.handin_store.stat().st_mode) == 0o700
+    c = Config()
+    configure(c, settings)
+    (service,) = c.JupyterHub.services
+    assert "user" not in service  # not root: the service runs as this user, as every server
+    assert service["command"][1:3] == ["-m", "instructor.handin"]
+    folder = HubSettings(
+        roster(tmp_path), tmp_path / "state", "pw", real_users=False, handin_service=False
+    )
+    prepare(folder)
+    assert stat.S_IMODE(settings.exchange.stat().st_mode) == 0o1777
+    assert stat.S_IMODE(inbound.stat().st_mode) == 0o733
+    c = Config()
+    configure(c, folder)
+    assert "services" not in c.JupyterHub
+    assert not any("handin" in scope for scope in c.Spawner.server_token_scopes)
+    student = (folder.config_folder("student") / "nbgrader_config.py").read_text()
+    assert "HubSubmit" not in student
