@@ -42,14 +42,15 @@ LAB_USER_SETTINGS = {
 }
 
 
-def hub_skip_reason() -> str | None:
-    """Why the hub test cannot run here, or None."""
+def hub_skip_reason(browser: bool = True) -> str | None:
+    """Why the hub test cannot run here (with ``browser`` False: a test that drives no
+    browser), or None."""
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         return "not root: the hub test makes system users (useradd), as CI runs it"
     for tool in ("useradd", "userdel", "runuser"):
         if shutil.which(tool) is None:
             return f"no {tool}"
-    return browser_skip_reason() or course_hub_module.skip_reason()
+    return (browser and browser_skip_reason()) or course_hub_module.skip_reason()
 
 
 @dataclass
