@@ -271,3 +271,12 @@ def run_hand_ins(hub) -> None:
     assert late[BEN].total_seconds() > 0 and late[CAT].total_seconds() > 0
     cat_stamp = (submitted_root / CAT / A / "timestamp.txt").read_text()
     assert cat_stamp == kept["timestamp"]
+    # The course's per-hour penalty (what the class grader applies) on those times: one
+    # started hour late costs ben and cat 10 % of a full score, ann nothing.
+    from instructor.classroom.grader.course import PerHourPenalty
+
+    penalty = PerHourPenalty(percent_per_hour=10)
+    seconds = {user: delta.total_seconds() for user, delta in late.items()}
+    assert penalty.late_submission_penalty(ANN, 12.0, seconds[ANN]) is None
+    for user in (BEN, CAT):
+        assert penalty.late_submission_penalty(user, 12.0, seconds[user]) == pytest.approx(1.2)
