@@ -193,6 +193,7 @@ def by_id(notebook: nbformat.NotebookNode, cell_id: str) -> nbformat.NotebookNod
     return next(cell for cell in notebook.cells if cell.id == cell_id)
 
 
+@pytest.mark.xdist_group("self-study-kernel")
 def test_with_the_reference_answers_everything_is_right(ran) -> None:
     notebook, seconds = ran
     entry = COURSE.notebook(NOTEBOOK)
@@ -213,6 +214,7 @@ def test_with_the_reference_answers_everything_is_right(ran) -> None:
     print(f"{NOTEBOOK}'s self-study edition ran in {seconds:.1f} s")
 
 
+@pytest.mark.xdist_group("self-study-kernel")
 def test_a_wrong_answer_is_told_why(ran) -> None:
     notebook, _ = ran
     entry = COURSE.notebook(NOTEBOOK)
