@@ -104,6 +104,13 @@ def test_further_tests_pass_fail_and_reveal(capsys) -> None:
         run("def double(x):\n    return x\nfurther_tests('double', exercise)", namespace)
     with pytest.raises(AssertionError, match="NameError"):
         run("del double\nfurther_tests('double', exercise)", namespace)
+    with pytest.raises(
+        AssertionError, match="above.: not written yet .it raises NotImplementedError"
+    ):
+        run(
+            "def double(x):\n    raise NotImplementedError()\nfurther_tests('double', exercise)",
+            namespace,
+        )
     run("reveal('double')", namespace)
     assert "def double(x):\n    return 2 * x" in capsys.readouterr().out
     run("reveal('q_x')", {})
