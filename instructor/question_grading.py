@@ -308,7 +308,7 @@ class QuestionGrading:
                 )
         return summaries
 
-    def _question(self, assignment: str, question: str) -> tuple[str, Rubric]:
+    def find_question(self, assignment: str, question: str) -> tuple[str, Rubric]:
         """The notebook of ``assignment`` holding the written question, and its rubric."""
         from nbgrader.api import Assignment, GradeCell, Notebook
 
@@ -430,7 +430,7 @@ class QuestionGrading:
     def answers(self, assignment: str, question: str) -> list[Answer]:
         """Every answer to the question, in the course's stable shuffled order (the same for
         every grader and every call; not the students' order, which would bias scores)."""
-        notebook, _ = self._question(assignment, question)
+        notebook, _ = self.find_question(assignment, question)
         with self._gradebook() as gb, self._store() as store:
             keys = [
                 AnswerKey(assignment, notebook, question, student)
@@ -439,7 +439,7 @@ class QuestionGrading:
             return self._read_many(gb, store, sorted(keys, key=self._order))
 
     def answer(self, assignment: str, question: str, student: str) -> Answer:
-        notebook, _ = self._question(assignment, question)
+        notebook, _ = self.find_question(assignment, question)
         with self._gradebook() as gb, self._store() as store:
             return self._read(gb, store, AnswerKey(assignment, notebook, question, student))
 
@@ -472,7 +472,7 @@ class QuestionGrading:
         """Grade one answer: the score of ``items`` plus ``adjustment`` (kept between 0 and
         the question's points) into the gradebook, the items' notes and ``comment`` as its
         comment. Refused with :class:`Conflict` where ``etag`` is no longer the answer's."""
-        notebook, rubric = self._question(assignment, question)
+        notebook, rubric = self.find_question(assignment, question)
         key = AnswerKey(assignment, notebook, question, student)
         pending = self._pending(rubric, key, items, adjustment, comment)
         (saved,) = self._write(rubric, [(pending, etag)], grader, "graded")
@@ -575,7 +575,7 @@ class QuestionGrading:
         """The answers graded here with an item whose points or note in the rubric are no
         longer what they were when the answer was saved (or that left the rubric), with
         their score before and after; nothing is written."""
-        notebook, rubric = self._question(assignment, question)
+        notebook, rubric = self.find_question(assignment, question)
         with self._store() as store:
             applied_as = {
                 row[0]: json.loads(row[1])
@@ -610,7 +610,7 @@ class QuestionGrading:
         if not plan:
             return []
         key = plan[0].answer.key
-        _, rubric = self._question(key.assignment, key.question)
+        _, rubric = self.find_question(key.assignment, key.question)
         pending = [
             (
                 (
@@ -672,7 +672,7 @@ class QuestionGrading:
         adjustment; with both, the score must be the items' score. Every bad row is named in a
         :class:`CsvError` and nothing is written; an answer changed since the download is a
         bad row too."""
-        notebook, rubric = self._question(assignment, question)
+        notebook, rubric = self.find_question(assignment, question)
         answers = {a.anonymous_id: a for a in self.answers(assignment, question)}
         reader = csv.DictReader(io.StringIO(text.lstrip("\ufeff")))
         missing = [c for c in ("answer_id", "etag") if c not in (reader.fieldnames or [])]

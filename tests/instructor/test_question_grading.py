@@ -10,15 +10,26 @@ Each test grades a copy of that class.
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
+import json
 import shutil
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from html import escape
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
+from jupyter_server.auth.identity import IdentityProvider, User
 from nbgrader.api import Gradebook
+from tornado.httpclient import AsyncHTTPClient
+from tornado.httpserver import HTTPServer
+from tornado.netutil import bind_sockets
+from traitlets.config import Config
 
 from instructor import anatomy
 from instructor.feedback import inert_markdown
@@ -32,6 +43,7 @@ from instructor.question_grading import (
 from instructor.rubrics import METADATA_KEY
 from instructor.scratch_course import ScratchCourse
 from support.graded_class import generated
+from support.studentview import CHROMIUM, CHROMIUM_ARGS, browser_skip_reason
 
 ASSIGNMENT = "05_positional_encoding"
 QUESTION = "written_absolute_vs_relative"
@@ -378,3 +390,235 @@ def test_a_csv_upload_with_bad_rows_writes_nothing(course: ScratchCourse) -> Non
     assert _gradebook(course, "student01") == (None, None)
     assert grading.answer(ASSIGNMENT, QUESTION, "student01").state == "waiting"
     assert [h["student"] for h in grading.history(ASSIGNMENT, QUESTION)] == ["student08"]
+
+
+# -- the grading page (instructor/grading_page.py), in a Jupyter server of this process ------
+
+GROUPS = {"ta-token": ("ta1", ["formgrade-self-attention"]),
+          "instructor-token": ("instructor", ["formgrade-self-attention"]),
+          "student-token": ("student01", ["nbgrader-self-attention"])}  # fmt: skip
+
+
+class HubUsers(IdentityProvider):
+    """Users as JupyterHub's identity gives them to a single-user server: with their groups."""
+
+    def get_user(self, handler: Any) -> User | None:
+        token = handler.request.headers.get("Authorization", "").removeprefix("token ")
+        if token not in GROUPS:
+            return None
+        name, groups = GROUPS[token]
+        user = User(username=name)
+        user.hub_user = {"name": name, "groups": groups}  # as jupyterhub's JupyterHubUser
+        return user
+
+    def is_token_authenticated(self, handler: Any) -> bool:
+        return True
+
+
+def _serve(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **settings: Any) -> Any:
+    """A Jupyter server with the grading page over the course at ``root`` (not listening)."""
+    from jupyter_server.serverapp import ServerApp
+
+    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR"):
+        monkeypatch.setenv(name, str(tmp_path / name.lower()))
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", "")
+    config = Config()
+    config.ServerApp.jpserver_extensions = {"instructor.grading_page": True}
+    config.ServerApp.identity_provider_class = HubUsers
+    config.ServerApp.root_dir = str(root)
+    config.ServerApp.open_browser = False
+    config.RubricGradingPage.course_root = str(root)
+    for key, value in settings.items():
+        setattr(config.RubricGradingPage, key, value)
+    app = ServerApp(config=config)
+    app.init_signal = lambda: None  # type: ignore[method-assign]
+    app.initialize(argv=[], find_extensions=False, new_httpserver=False)
+    return app.web_app
+
+
+def _requests(web_app: Any, calls: list[tuple[str, str, str, Any]]) -> list[tuple[int, str]]:
+    """(token, method, path, JSON body or None) -> (status, body) of each, in order."""
+
+    async def run() -> list[tuple[int, str]]:
+        server = HTTPServer(web_app)
+        (sock,) = bind_sockets(0, "127.0.0.1")
+        server.add_sockets([sock])
+        client = AsyncHTTPClient()
+        out = []
+        try:
+            for token, method, path, body in calls:
+                response = await client.fetch(
+                    f"http://127.0.0.1:{sock.getsockname()[1]}{path}",
+                    method=method,
+                    body=None if body is None else json.dumps(body),
+                    headers={"Authorization": f"token {token}"},
+                    raise_error=False,
+                    follow_redirects=False,
+                )
+                out.append((response.code, response.body.decode()))
+        finally:
+            server.stop()
+        return out
+
+    return asyncio.run(run())
+
+
+def test_the_grading_page_grades_with_the_keyboards_api(
+    course: ScratchCourse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    web_app = _serve(course.root, tmp_path, monkeypatch)
+    api = f"/rubric-grading/api/{ASSIGNMENT}/{QUESTION}"
+    (listed, page, first) = _requests(web_app, [
+        ("ta-token", "GET", "/rubric-grading", None),
+        ("ta-token", "GET", f"/rubric-grading/q/{ASSIGNMENT}/{QUESTION}", None),
+        ("ta-token", "GET", f"{api}/next", None),
+    ])  # fmt: skip
+    assert listed[0] == 200 and QUESTION in listed[1]
+    assert "<td>0</td><td>10</td><td>2</td>" in listed[1]  # graded, waiting, unanswered
+    assert page[0] == 200
+    rubric = QuestionGrading(course.root).rubric(ASSIGNMENT, ASSIGNMENT, QUESTION)
+    for n, item in enumerate(rubric.items, start=1):
+        assert f"<kbd>{n}</kbd> <b>{item.label}</b>" in page[1]
+    assert "Reference answer" in page[1] and "Relative positions" in page[1]
+    answer = json.loads(first[1])
+    assert (answer["left"], answer["answered"], answer["student"]) == (10, 10, None)
+    # Apply item 1 and save, as keys 1 and Enter do: the next answer comes back.
+    saved = _requests(web_app, [("ta-token", "POST", f"{api}/answers/{answer['answer_id']}",
+                                 {"items": [ABSOLUTE], "etag": answer["etag"]})])[0]  # fmt: skip
+    assert saved[0] == 200, saved
+    result = json.loads(saved[1])
+    assert (result["saved"]["score"], result["saved"]["grader"]) == (1, "ta1")
+    assert result["next"]["left"] == 9 and result["next"]["answer_id"] != answer["answer_id"]
+    # The same save again, with the etag it was opened with: refused.
+    stale = _requests(web_app, [("ta-token", "POST", f"{api}/answers/{answer['answer_id']}",
+                                 {"items": [], "etag": answer["etag"]})])[0]  # fmt: skip
+    assert stale[0] == 409 and "saved by ta1" in json.loads(stale[1])["message"]
+
+
+def test_the_grading_page_shows_markup_as_text_and_hides_names(
+    course: ScratchCourse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    grading = QuestionGrading(course.root)
+    scripted = grading.answer(ASSIGNMENT, QUESTION, SCRIPTED)
+    web_app = _serve(course.root, tmp_path, monkeypatch, hide_names=False)
+    api = f"/rubric-grading/api/{ASSIGNMENT}/{QUESTION}"
+    ((status, body),) = _requests(
+        web_app, [("ta-token", "GET", f"{api}/answers/{scripted.anonymous_id}", None)]
+    )
+    assert status == 200
+    shown = json.loads(body)
+    assert shown["student"] == SCRIPTED
+    rendered = shown["html"]
+    assert "<img" not in rendered and "<script" not in rendered
+    assert f"<pre>{escape(_answer(SCRIPTED))}</pre>" in rendered  # shown as its text
+    # Plain markdown is rendered (formatting only).
+    plain = grading.answer(ASSIGNMENT, QUESTION, "student01")
+    ((_, body),) = _requests(
+        web_app, [("ta-token", "GET", f"{api}/answers/{plain.anonymous_id}", None)]
+    )
+    assert json.loads(body)["html"] == f"<p>{_answer('student01')}</p>\n"
+
+
+def test_a_student_can_open_neither_the_page_nor_its_api(
+    course: ScratchCourse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    web_app = _serve(course.root, tmp_path, monkeypatch)
+    answer = QuestionGrading(course.root).answer(ASSIGNMENT, QUESTION, "student01")
+    api = f"/rubric-grading/api/{ASSIGNMENT}/{QUESTION}"
+    paths = [
+        ("GET", "/rubric-grading", None),
+        ("GET", f"/rubric-grading/q/{ASSIGNMENT}/{QUESTION}", None),
+        ("GET", f"{api}/next", None),
+        ("GET", f"{api}/answers/{answer.anonymous_id}", None),
+        ("POST", f"{api}/answers/{answer.anonymous_id}", {"items": [ABSOLUTE, RELATIVE],
+                                                          "etag": answer.etag}),
+    ]  # fmt: skip
+    for token in ("student-token", "no-token"):
+        for (status, body), (method, path, _) in zip(
+            _requests(web_app, [(token, *call) for call in paths]), paths, strict=True
+        ):
+            assert status in (302, 403), (token, method, path, status, body)
+            assert "Relative positions" not in body
+    assert _gradebook(course, "student01") == (None, None)
+
+
+@contextmanager
+def _listening(web_app: Any) -> Iterator[str]:
+    """``web_app`` served on a free port of 127.0.0.1 by a thread of its own: its URL."""
+    loop = asyncio.new_event_loop()
+    (sock,) = bind_sockets(0, "127.0.0.1")
+
+    def serve() -> None:
+        asyncio.set_event_loop(loop)
+        HTTPServer(web_app).add_sockets([sock])
+        loop.run_forever()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+
+
+def test_two_graders_grade_a_question_with_the_keyboard_alone(
+    course: ScratchCourse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Chromium: a TA and the instructor on one question's page at once, keys alone."""
+    reason = browser_skip_reason()
+    if reason:
+        pytest.skip(f"browser test skipped: {reason}")
+    from playwright.sync_api import expect, sync_playwright
+
+    web_app = _serve(course.root, tmp_path, monkeypatch)
+    path = f"/rubric-grading/q/{ASSIGNMENT}/{QUESTION}"
+    grading = QuestionGrading(course.root)
+    with _listening(web_app) as url, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            pages = {}
+            for token in ("ta-token", "instructor-token"):
+                headers = {"Authorization": f"token {token}"}
+                pages[token] = browser.new_context(extra_http_headers=headers).new_page()
+                pages[token].goto(url + path)
+                expect(pages[token].locator("#counter")).to_have_text("10 of 10 left")
+            ta, instructor = pages["ta-token"], pages["instructor-token"]
+            # Each was given an answer of its own.
+            assert ta.locator("#who").inner_text() != instructor.locator("#who").inner_text()
+            for page, keys, left in ((ta, "12", 9), (instructor, "1", 8)):
+                for key in keys:
+                    page.keyboard.press(key)
+                expect(page.locator("#score")).to_have_text(str(len(keys)))
+                page.keyboard.press("Enter")
+                expect(page.locator("#counter")).to_have_text(f"{left} of 10 left")
+            # The TA saves the answer the instructor has open meanwhile (the API, as another
+            # page would): the instructor's save is refused, and the answer shown again.
+            shown = instructor.locator("#who").inner_text()
+            other = next(
+                a for a in grading.answers(ASSIGNMENT, QUESTION) if a.anonymous_id == shown
+            )
+            grading.save(ASSIGNMENT, QUESTION, other.key.student, items=[RELATIVE],
+                         etag=other.etag, grader="ta1")  # fmt: skip
+            instructor.keyboard.press("1")
+            instructor.keyboard.press("Enter")
+            expect(instructor.locator("#message")).to_contain_text("saved by ta1")
+            expect(instructor.locator("#who")).to_contain_text("graded by ta1")
+            instructor.keyboard.press("n")  # on to the next, saving nothing
+            expect(instructor.locator("#who")).not_to_contain_text(shown)
+            for _ in range(3):
+                for page in (ta, instructor):
+                    before = page.locator("#who").inner_text()
+                    page.keyboard.press("1")
+                    page.keyboard.press("Enter")
+                    expect(page.locator("#who")).not_to_have_text(before)
+            expect(instructor.locator("#counter")).to_have_text("1 of 10 left")
+        finally:
+            browser.close()
+    answers = grading.answers(ASSIGNMENT, QUESTION)
+    graded = {a.key.student: a for a in answers if a.state == "graded"}
+    assert len(graded) == 9
+    assert sorted(a.grader for a in graded.values()).count("ta1") == 5  # 1 + API + 3
+    assert [a.score for a in graded.values()].count(2) == 1  # the TA's first, keys 1 and 2
+    for student, answer in graded.items():
+        assert _gradebook(course, student)[0] == answer.score, student
