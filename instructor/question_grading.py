@@ -85,6 +85,9 @@ CSV_COLUMNS = (
 """A download's columns; an upload reads ``answer_id``, ``etag``, ``items``, ``adjustment``,
 ``score`` and ``comment`` (the others may be left in or out)."""
 
+HISTORY_COLUMNS = ("student", "old_score", "new_score", "items", "grader", "reason", "saved_at")
+"""What :meth:`QuestionGrading.history` gives for each score written (and the CLI's CSV)."""
+
 WAITING, GRADED, UNANSWERED = "waiting", "graded", "unanswered"
 
 
@@ -639,8 +642,7 @@ class QuestionGrading:
                 "history WHERE assignment = ? AND question = ? ORDER BY rowid",
                 (assignment, question),
             ).fetchall()
-        names = ("student", "old_score", "new_score", "items", "grader", "reason", "saved_at")
-        return [dict(zip(names, row, strict=True)) for row in rows]
+        return [dict(zip(HISTORY_COLUMNS, row, strict=True)) for row in rows]
 
     # -- CSV --------------------------------------------------------------------------------
 
@@ -845,13 +847,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--db", help="the gradebook's SQLAlchemy URL (default: the course's)")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("list", help="the written questions, graded and waiting")
-    for name in ("download", "upload", "regrade"):
+    for name in ("download", "upload", "regrade", "history"):
         command = commands.add_parser(name)
         command.add_argument("assignment")
         command.add_argument("question")
-        if name != "regrade":
+        if name in ("download", "upload"):
             command.add_argument("csv", type=Path)
-        if name != "download":
+        if name in ("upload", "regrade"):
             command.add_argument("--grader", required=True, help="who grades (your username)")
         if name == "regrade":
             command.add_argument("--yes", action="store_true", help="apply, not only list")
@@ -870,6 +872,12 @@ def main(argv: list[str] | None = None) -> int:
             text = args.csv.read_text(encoding="utf-8")
             saved = grading.upload_csv(args.assignment, args.question, text, args.grader)
             print(f"{len(saved)} answer(s) graded")
+        elif args.command == "history":
+            writer = csv.writer(sys.stdout)
+            rows = grading.history(args.assignment, args.question)
+            writer.writerow(HISTORY_COLUMNS)
+            for row in rows:
+                writer.writerow([safe_cell(row[column]) for column in HISTORY_COLUMNS])
         else:
             plan = grading.plan_regrade(args.assignment, args.question)
             scores = [change for change in plan if change.score_changed]

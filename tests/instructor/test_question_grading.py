@@ -39,6 +39,7 @@ from instructor.question_grading import (
     CsvError,
     GradingError,
     QuestionGrading,
+    main,
 )
 from instructor.rubrics import METADATA_KEY
 from instructor.scratch_course import ScratchCourse
@@ -392,6 +393,46 @@ def test_a_csv_upload_with_bad_rows_writes_nothing(course: ScratchCourse) -> Non
     assert [h["student"] for h in grading.history(ASSIGNMENT, QUESTION)] == ["student08"]
 
 
+def test_the_command_line(
+    course: ScratchCourse, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``python -m instructor.question_grading``: list, download, upload, regrade, history."""
+    root = ["--root", str(course.root)]
+    where = [ASSIGNMENT, QUESTION]
+    assert main([*root, "list"]) == 0
+    assert f"{QUESTION} (2 points): 0 graded, 10 waiting, 2 unanswered" in capsys.readouterr().out
+    sheet = tmp_path / "answers.csv"
+    assert main([*root, "download", *where, str(sheet)]) == 0
+    rows = _rows(sheet.read_text(encoding="utf-8"))
+    waiting = [row for row in rows if row["state"] == "waiting"]
+    waiting[0]["items"], waiting[1]["items"] = ABSOLUTE, "made_up"
+    sheet.write_text(_upload(rows), encoding="utf-8")
+    assert main([*root, "upload", *where, str(sheet), "--grader", "ta1"]) == 1
+    assert "row " in capsys.readouterr().err
+    waiting[1]["items"] = RELATIVE
+    sheet.write_text(_upload(rows), encoding="utf-8")
+    assert main([*root, "upload", *where, str(sheet), "--grader", "ta1"]) == 0
+    assert "2 answer(s) graded" in capsys.readouterr().out
+    items = _items(course)
+    items[0]["points"], items[1]["points"] = 1.5, 0.5
+    _with_rubric(course, items)
+    assert main([*root, "regrade", *where, "--grader", "instructor"]) == 0
+    out = capsys.readouterr().out
+    assert "2 answer(s) use a changed rubric item; 2 score(s) change" in out
+    assert ": 1 -> 1.5 (absolute_no_extrapolation)" in out and "nothing written" in out
+    assert main([*root, "regrade", *where, "--grader", "instructor", "--yes"]) == 0
+    assert "regraded" in capsys.readouterr().out
+    assert main([*root, "history", *where]) == 0
+    history = _rows(capsys.readouterr().out)
+    assert [(h["old_score"], h["new_score"], h["grader"]) for h in history[:2]] == [
+        ("", "1.0", "ta1")
+    ] * 2
+    assert sorted((h["old_score"], h["new_score"], h["grader"]) for h in history[2:]) == [
+        ("1.0", "0.5", "instructor"),
+        ("1.0", "1.5", "instructor"),
+    ]
+
+
 # -- the grading page (instructor/grading_page.py), in a Jupyter server of this process ------
 
 GROUPS = {"ta-token": ("ta1", ["formgrade-self-attention"]),
@@ -606,6 +647,8 @@ def test_two_graders_grade_a_question_with_the_keyboard_alone(
             expect(instructor.locator("#who")).to_contain_text("graded by ta1")
             instructor.keyboard.press("n")  # on to the next, saving nothing
             expect(instructor.locator("#who")).not_to_contain_text(shown)
+            requests: list[tuple[str, str]] = []  # what grading costs: the TA's requests
+            ta.on("request", lambda r: requests.append((r.method, r.resource_type)))
             for _ in range(3):
                 for page in (ta, instructor):
                     before = page.locator("#who").inner_text()
@@ -613,6 +656,9 @@ def test_two_graders_grade_a_question_with_the_keyboard_alone(
                     page.keyboard.press("Enter")
                     expect(page.locator("#who")).not_to_have_text(before)
             expect(instructor.locator("#counter")).to_have_text("1 of 10 left")
+            # Per answer two keys and one request (the save, which returns the next): no
+            # page load.
+            assert requests == [("POST", "fetch")] * 3
         finally:
             browser.close()
     answers = grading.answers(ASSIGNMENT, QUESTION)
