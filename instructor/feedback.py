@@ -18,6 +18,7 @@ import functools
 import html
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import nh3
@@ -28,6 +29,8 @@ from traitlets.config import Config
 
 from instructor import anatomy
 
+COURSE_TEMPLATES = Path(__file__).parent / "templates" / "nbconvert"
+"""The course's nbconvert templates: its MathJax macro (:func:`template_basedirs`)."""
 HIDDEN_NOTE = "# (hidden tests ran here too; their code is not shown)"
 REDACTED_LINE = "    ... (a line of a hidden test)"
 
@@ -137,7 +140,24 @@ def feedback_config() -> Config:
         RedactFeedback,
         SanitiseNotebook,
     ]
+    config.HTMLExporter.extra_template_basedirs = template_basedirs()
     return config
+
+
+def template_basedirs() -> list[str]:
+    """The course's templates (its MathJax macro: ``templates/nbconvert/base``), then
+    nbgrader's (``feedback``, ``formgrade``).
+
+    nbgrader's feedback and formgrade pages load MathJax from a CDN (their templates call
+    nbconvert's macro without a URL: ``HTMLExporter.mathjax_url`` reaches neither), so
+    their math stayed raw where the CDN cannot be reached. nbconvert looks a template's
+    files up in each of these folders in turn, so the course's macro comes first for both;
+    ``generate_feedback`` keeps a configured value, and formgrader's own setting is read
+    before the configuration files, which then replace it."""
+    import nbgrader
+
+    nbgrader_templates = Path(nbgrader.__file__).parent / "server_extensions/formgrader/templates"
+    return [str(COURSE_TEMPLATES), str(nbgrader_templates)]
 
 
 SHOWN_AS_TEXT = (

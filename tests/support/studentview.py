@@ -126,8 +126,11 @@ LAB_SETTINGS = {
 
 
 @contextlib.contextmanager
-def jupyter_lab(root_dir: Path, workdir: Path, timeout: float = 60.0) -> Iterator[Lab]:
-    """Start ``jupyter lab`` on ``root_dir`` (a free loopback port, a fresh token).
+def jupyter_lab(
+    root_dir: Path, workdir: Path, timeout: float = 60.0, cwd: Path | None = None
+) -> Iterator[Lab]:
+    """Start ``jupyter lab`` on ``root_dir`` (a free loopback port, a fresh token), in
+    ``cwd`` (nbgrader's formgrader reads the ``nbgrader_config.py`` found there).
 
     Settings, workspaces and runtime files go to ``workdir``, so the user's own JupyterLab
     set-up neither leaks in nor gets changed. The server is stopped on exit.
@@ -167,7 +170,7 @@ def jupyter_lab(root_dir: Path, workdir: Path, timeout: float = 60.0) -> Iterato
         path.write_text(json.dumps(settings))
     log = workdir / "jupyter-lab.log"
     handle = log.open("wb")
-    process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env)
+    process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, env=env, cwd=cwd)
     lab = Lab(f"http://127.0.0.1:{port}", token, root_dir, process, log)
     try:
         deadline = time.monotonic() + timeout
