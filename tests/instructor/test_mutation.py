@@ -20,6 +20,9 @@ from instructor.mutation.report import Tally, tally
 from instructor.mutation.run import Cause, Outcome, Seen, classify_isolated, run
 
 IDS = registry.load().ids
+# The analysis runs once, on one worker (a module fixture is built on each worker that runs
+# one of its tests).
+pytestmark = pytest.mark.xdist_group("mutation")
 
 MIN_MUTANTS = 1000
 """Mutants over the course (issue 45: at least 1,000)."""

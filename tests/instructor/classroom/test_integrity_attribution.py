@@ -20,6 +20,9 @@ from instructor.classroom.grader.records import HandInSummary, attention
 from instructor.scratch_course import ScratchCourse
 
 ASSIGNMENT = "01_vector_sets"
+# One worker grades the module's class once (a module fixture is built on each worker that
+# runs one of its tests).
+pytestmark = pytest.mark.xdist_group("integrity_attribution")
 
 SUBPROCESS_IN_ANSWER = """import subprocess as _sp
 
