@@ -8,7 +8,9 @@ released, one answers it but gets a function wrong. The class grader grades them
 answered ones await a grader (no 0 in the reports, no final grade in the totals and the LMS
 exports, listed in integrity.md and the run's log), the untouched one has nbgrader's 0. Then
 a manual score is set in the gradebook, as formgrader does, and the grader runs again:
-nothing is regraded, and the totals, exports and feedback have the hand-given score.
+nothing is regraded, and the totals, exports and feedback have the hand-given score. Last,
+the other answer is graded by question with rubric items (``instructor.question_grading``,
+issue 47), and the grader's next run carries that score and the items' notes everywhere.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from nbgrader.api import Gradebook
 from instructor import anatomy
 from instructor.classroom.grader.pipeline import ClassGrader
 from instructor.classroom.worker.isolation import Limits
+from instructor.question_grading import QuestionGrading
+from instructor.rubrics import METADATA_KEY
 from instructor.scratch_course import ScratchCourse
 from support.cells import written_answer_cell
 
@@ -43,6 +47,16 @@ SOLUTION = f"**Reference answer.** {REFERENCE}\n\n**Rubric (2 points).**\n- {RUB
 ANSWER = "Every item, a word or a frame or a node, is one vector: zebra-striped answer."
 WRONG_ANSWER = "I do not know, but vectors are lists of numbers (my own words)."
 MANUAL_SCORE = 1.5
+ITEMS = [
+    {"id": "names_each", "label": "one vector per part", "points": 1, "criterion": RUBRIC,
+     "note": "Right: you named what one vector stands for in each input."},
+    {"id": "same_size", "label": "same size", "points": 1,
+     "criterion": "the vectors share one size",
+     "note": "Right: the vectors all have the same size."},
+    {"id": "off_topic", "label": "off topic", "points": -0.5,
+     "criterion": "talks of something else",
+     "note": "Part of your answer is about something else."},
+]  # fmt: skip
 
 STUDENTS = ("answered", "untouched", "wrong_function")
 
@@ -57,6 +71,7 @@ def _with_written_answer(source: nbformat.NotebookNode) -> nbformat.NotebookNode
     ]
     prompt = nbformat.v4.new_markdown_cell(PROMPT)
     answer = written_answer_cell(SOLUTION, WRITTEN)
+    answer.metadata[METADATA_KEY] = {"items": ITEMS}
     summary = next(
         (i for i, c in enumerate(cells) if c.source.startswith("## Summary")), len(cells)
     )
@@ -142,11 +157,17 @@ def graded(
 def hand_graded(graded: dict) -> dict:
     """The class after a grader gave ``answered`` a manual score (nbgrader's API, as
     formgrader does) and the class grader ran again."""
-    root = graded["root"]
     with Gradebook(graded["course"].db_url) as gb:
         grade = gb.find_grade(WRITTEN, NOTEBOOK, ASSIGNMENT, "answered")
         grade.manual_score = MANUAL_SCORE
         gb.db.commit()
+    return _graded_again(graded, "answered")
+
+
+def _graded_again(graded: dict, student: str) -> dict:
+    """The class grader's run after a score given by hand: its summaries, log, reports and
+    ``student``'s feedback."""
+    root = graded["root"]
     log: list[str] = []
     grader = ClassGrader(
         root, scheduler=graded["scheduler"], limits=graded["limits"], progress=False
@@ -156,7 +177,7 @@ def hand_graded(graded: dict) -> dict:
         "summaries": summaries,
         "log": log,
         "reports": _reports(root),
-        "feedback": _feedback(root, "answered"),
+        "feedback": _feedback(root, student),
     }
 
 
@@ -166,6 +187,7 @@ def test_the_student_version_has_no_reference_answer(graded: dict) -> None:
     assert cell.cell_type == "markdown"
     text = nbformat.writes(released)
     assert REFERENCE not in text and RUBRIC not in text
+    assert METADATA_KEY not in cell.metadata and ITEMS[0]["note"] not in text
 
 
 def test_the_answered_written_question_awaits_a_grader(graded: dict) -> None:
@@ -266,3 +288,41 @@ def test_a_manual_score_goes_into_totals_and_exports_without_regrading(
     # The feedback is written again with the grader's score, still without the reference.
     assert ANSWER in hand_graded["feedback"] and REFERENCE not in hand_graded["feedback"]
     assert hand_graded["feedback"] != graded["feedback"]["answered"]
+
+
+@pytest.fixture(scope="module")
+def rubric_graded(graded: dict, hand_graded: dict) -> dict:
+    """The class after a TA graded the other answer by question with rubric items, and the
+    class grader ran again."""
+    grading = QuestionGrading(graded["root"])
+    answer = grading.next_waiting(ASSIGNMENT, WRITTEN)
+    assert answer is not None and answer.key.student == "wrong_function"
+    assert answer.text == WRONG_ANSWER
+    grading.save(ASSIGNMENT, WRITTEN, "wrong_function", items=["names_each", "off_topic"],
+                 comment="See section 1.", etag=answer.etag, grader="ta1")  # fmt: skip
+    assert grading.next_waiting(ASSIGNMENT, WRITTEN) is None
+    return _graded_again(graded, "wrong_function")
+
+
+def test_a_score_by_rubric_items_reaches_reports_exports_and_feedback(
+    graded: dict, hand_graded: dict, rubric_graded: dict
+) -> None:
+    log = "\n".join(rubric_graded["log"])
+    assert "1 submission(s) with scores given by hand since the last run" in log
+    assert "await grading" not in log
+    reports = rubric_graded["reports"]
+    assert reports["grades"][("wrong_function", WRITTEN)]["score"] == "0.5"
+    assert reports["grades"][("wrong_function", WRITTEN)]["outcome"] == "graded by hand"
+    before = hand_graded["reports"]["totals"][("wrong_function", ASSIGNMENT)]
+    totals = reports["totals"][("wrong_function", ASSIGNMENT)]
+    expected = float(before["score"]) + 0.5
+    assert (float(totals["score"]), float(totals["final"])) == (expected, expected)
+    assert totals["awaiting_manual"] == "0"
+    for export in ("canvas", "moodle"):
+        assert float(reports[export]["wrong_function"]) == expected, export
+    assert "## Awaiting manual grading" not in reports["integrity"]  # none left
+    feedback = rubric_graded["feedback"]
+    assert ITEMS[0]["note"] in feedback and ITEMS[2]["note"] in feedback
+    assert "See section 1." in feedback and ITEMS[1]["note"] not in feedback
+    for secret in (REFERENCE, RUBRIC, ITEMS[1]["criterion"], ITEMS[2]["criterion"]):
+        assert secret not in feedback
