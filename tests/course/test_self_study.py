@@ -1,8 +1,9 @@
 """The self-study edition in a kernel, and the class's edition without any of it.
 
-- **The class's edition stays clean**: no question's right answer (a ``correct=``, the
-  reason of its hidden test, its right assignment) and no explanation of a wrong option
-  (``course.toml``'s ``[notebook.question.wrong]``) stands in ``notebooks/`` or in what
+- **The class's edition stays clean**: no question's right answer (a ``correct=`` or
+  ``why=`` in a question's check, the whole reason of its hidden test, its reference
+  assignment in its answer cell) and no explanation of a wrong option (``course.toml``'s
+  ``[notebook.question.wrong]``, whole) stands in ``notebooks/`` or in what
   ``nbgrader generate_assignment`` releases, nor any call of the edition's checks. The same
   search finds the reasons in ``solutions/`` and the explanations in the self-study
   edition's (decoded) cells, so it is a search that can find them.
@@ -14,13 +15,13 @@
   the hidden tests catch fails its further tests with that case's message, ``reveal``
   prints the reference solution, and the progress cell counts what is left.
 
-Notebook 01's kernel uses this checkout's packages, not Colab's (``test_colab.py`` runs the
-class's edition on Colab's versions).
+Notebook 01's kernel here uses this checkout's packages; ``test_colab.py`` runs its
+self-study edition again, with the reference answers, on Colab's versions.
 """
 
 from __future__ import annotations
 
-import re
+import ast
 import time
 
 import nbformat
@@ -33,18 +34,32 @@ from support.graded_class import generated
 
 COURSE = registry.load()
 IDS = COURSE.ids
-RUN = 8  # consecutive words that count as "the text stands there"
+QUESTION_CHECKS = ("check_choice", "check_number")
 CALLS = ("check_answer", "further_tests", "helpers.self_study", "reveal(")
 
 
 def words(text: str) -> str:
+    """``text`` as its normalised words, one space apart (string literals' quotes, markdown
+    and punctuation gone), so that a reason split over several literals is found whole."""
     return " " + " ".join(questions.normalised_words(text)) + " "
 
 
-def runs(text: str) -> list[str]:
-    """The first and the last run of :data:`RUN` words of ``text`` (all of it if shorter)."""
-    found = questions.normalised_words(text)
-    return [" " + " ".join(part) + " " for part in (found[:RUN], found[-RUN:])]
+def keywords(cell: nbformat.NotebookNode) -> list[str]:
+    """The ``correct=`` and ``why=`` of the questions' checks in a code cell (its magics left
+    out): only the hidden tests pass them."""
+    lines = [line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!"))]
+    try:
+        tree = ast.parse("\n".join(lines))
+    except SyntaxError:
+        return []
+    return [
+        f"{keyword.arg}= in cell {cell.id}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", getattr(node.func, "attr", "")) in QUESTION_CHECKS
+        for keyword in node.keywords
+        if keyword.arg in ("correct", "why")
+    ]
 
 
 def answers_of(notebook_id: str) -> list[tuple[str, str]]:
@@ -64,19 +79,19 @@ def answers_of(notebook_id: str) -> list[tuple[str, str]]:
 
 
 def leaks(notebook: nbformat.NotebookNode, notebook_id: str) -> list[str]:
-    """What of :func:`answers_of`, of a right answer's assignment or ``correct=``, and of the
-    edition's calls, ``notebook`` holds."""
+    """What ``notebook`` holds of :func:`answers_of` (a text whole, however it is split into
+    literals), of a question check's ``correct=`` or ``why=``, of a question's right answer in its
+    answer cell, and of the self-study edition's calls."""
     text = "\n".join(cell.source for cell in notebook.cells)
     prose = words(text)
-    found = [
-        what for what, answer in answers_of(notebook_id) if any(r in prose for r in runs(answer))
-    ]
+    found = [what for what, answer in answers_of(notebook_id) if words(answer) in prose]
     found += [f"a call of {call}" for call in CALLS if call in text]
-    found += [f"correct= ({m.group(0)})" for m in re.finditer(r"correct\s*=", text)]
-    for question in COURSE.notebook(notebook_id).concept_questions:
-        right = anatomy.solution_sources(anatomy.read_solution(notebook_id))[question.name]
-        if right.strip() in text:
-            found.append(f"the right answer {right.strip()!r}")
+    found += [k for cell in notebook.cells if cell.cell_type == "code" for k in keywords(cell)]
+    reference = anatomy.solution_sources(anatomy.read_solution(notebook_id))
+    for cell in anatomy.question_cells(notebook):
+        name = anatomy.grade_id(cell)
+        if anatomy.strip_solution_markers(reference[name]).strip() in cell.source:
+            found.append(f"the right answer of {name} in its answer cell")
     return found
 
 
@@ -90,6 +105,7 @@ def test_the_search_finds_what_it_looks_for() -> None:
         for q in COURSE.notebook("03_matrix_form").concept_questions
     )
     assert any(item.startswith("correct=") for item in found)
+    assert any(item.startswith("the right answer of") for item in found)
     edition = nbformat.read(self_study.self_study_path("03_matrix_form"), as_version=4)
     decoded = [
         learner.decode(
