@@ -9,12 +9,12 @@ what nbgrader's exchange needs and what a new instructor would otherwise get wro
 
 - the exchange root, ``<state>/exchange``, with the course's folder made beforehand and
   owned by the instructor, so that no student can create it first and own the course's
-  inbox. By default hand-ins go to the hub's hand-in service (:mod:`instructor.handin`,
+  inbox; ``rwxrwxrwt`` (everyone may create, nobody may remove or rename what another
+  made). By default hand-ins go to the hub's hand-in service (:mod:`instructor.handin`,
   run as the instructor's user, with its store in ``<state>/handin``), which takes the
-  student from the hub's token and the time from its own clock: the exchange is then
-  ``rwxr-xr-x`` and its ``inbound/`` the instructor's alone. With ``--exchange folder``,
-  nbgrader's shared inbound: the root ``rwxrwxrwt`` (everyone may create, nobody may remove
-  or rename what another made);
+  student from the hub's token and the time from its own clock, and the course's
+  ``inbound/`` is the instructor's alone; with ``--exchange folder``, nbgrader's shared
+  inbound;
 - as root, every account of the roster as a system user (``useradd``) with a home of its
   own in ``<state>/homes`` that only its owner may enter (Debian's ``useradd`` makes homes
   readable by all), run by JupyterHub's ``LocalProcessSpawner``: how a single-server hub
@@ -566,13 +566,12 @@ def prepare(settings: HubSettings) -> list[str]:
             "shell resets PATH: type `. "
             f"{shlex.quote(str(Path(sys.executable).parent / 'activate'))}` there first"
         )
-    # The exchange: with nbgrader's shared inbound/, anyone may create in it (nbgrader's own
-    # default), nobody may remove or rename what another made (the sticky bit). With the
-    # hand-in service no student writes in the exchange at all (a folder anyone may fill is
-    # a disk anyone may fill): root's, rwxr-xr-x. The course's folder is the instructor's
-    # before any student can make it.
+    # The exchange: anyone may create in it (nbgrader's own default: every nbgrader command
+    # checks that its user may write there, and release_assignment makes it rwxrwxrwx),
+    # nobody may remove or rename what another made (the sticky bit); the course's folder
+    # is the instructor's before any student can make it.
     settings.exchange.mkdir(exist_ok=True)
-    settings.exchange.chmod(0o755 if settings.handin_service else 0o1777)
+    settings.exchange.chmod(0o1777)
     instructor = settings.roster.instructors[0]
     course_exchange = settings.exchange / settings.roster.course
     course_exchange.mkdir(exist_ok=True)

@@ -98,8 +98,7 @@ def test_prepare_as_root_makes_private_homes_and_the_course_exchange_the_instruc
         assert stat.S_IMODE(home.stat().st_mode) == 0o700
         assert home.owner() == name
     exchange = settings.exchange
-    # No student writes in the exchange: hand-ins go to the hand-in service.
-    assert stat.S_IMODE(exchange.stat().st_mode) == 0o755 and exchange.owner() == "root"
+    assert stat.S_IMODE(exchange.stat().st_mode) == 0o1777
     assert (exchange / r.course).owner() == "unitteach"
     assert settings.course_folder("unitteach").owner() == "unitteach"
     course_config = (settings.course_folder("unitteach") / "nbgrader_config.py").read_text()
@@ -343,12 +342,13 @@ def test_as_root_the_hub_s_users_login_shells_run_the_course_s_python(root_hub) 
 def test_the_exchange_is_closed_to_students_with_the_hand_in_service_and_open_without(
     tmp_path,
 ) -> None:
-    """With the hand-in service (the default) no student writes in the exchange; a restart
-    with ``--exchange folder`` gives nbgrader's shared inbound its own modes back."""
+    """With the hand-in service (the default) no student may write in the course's
+    inbound/ or the store; a restart with ``--exchange folder`` gives nbgrader's shared
+    inbound its own mode back. The root stays rwxrwxrwt: nbgrader's commands need it."""
     settings = HubSettings(roster(tmp_path), tmp_path / "state", "pw", real_users=False)
     prepare(settings)
     inbound = settings.exchange / "self-attention" / "inbound"
-    assert stat.S_IMODE(settings.exchange.stat().st_mode) == 0o755
+    assert stat.S_IMODE(settings.exchange.stat().st_mode) == 0o1777
     assert stat.S_IMODE(inbound.stat().st_mode) == 0o700
     assert stat.S_IMODE(settings.handin_store.stat().st_mode) == 0o700
     c = Config()
