@@ -195,9 +195,16 @@ class QuestionHandler(_Page):
         )
         home = html.escape(url_path_join(self.base_url, PATH))
         reference = clean_html(markdown2html_mistune(rubric.reference))
+        plan = await asyncio.to_thread(grading.plan_regrade, assignment, question)
+        regrade = (
+            f'<p id="regrade" class="regrade">{_plan_text(plan)} <button id="regrade-button" '
+            f'data-count="{len(plan)}">Regrade them</button></p>'
+            if plan
+            else ""
+        )
         body = f"""<p><a href="{home}">All questions</a></p>
 <h1>{html.escape(question)} <small>{html.escape(assignment)}, {rubric.points:g} points</small></h1>
-<p id="counter" aria-live="polite"></p><p id="message" role="alert"></p>
+{regrade}<p id="counter" aria-live="polite"></p><p id="message" role="alert"></p>
 <div class="columns"><section><h2>Answer <span id="who"></span></h2>
 <div id="answer" class="answer"></div></section>
 <section><h2>Rubric</h2><ol id="items" class="items">{items}</ol>
@@ -333,6 +340,45 @@ class AnswerHandler(_Api):
         )
 
 
+class RegradeHandler(_Api):
+    """``POST`` {count}: regrade the answers a changed rubric item was applied to, if they
+    are still the ``count`` the page showed (409 otherwise: nothing written)."""
+
+    @web.authenticated
+    async def post(self, assignment: str, question: str) -> None:
+        grader = self.grader()
+        grading = self.page.grading
+        try:
+            count = int(json.loads(self.request.body or b"{}").get("count", -1))
+            plan = await asyncio.to_thread(grading.plan_regrade, assignment, question)
+            if len(plan) != count:
+                self.set_status(409)
+                self.finish(json.dumps({"message": f"{_plan_text(plan)}: look again"}))
+                return
+            await asyncio.to_thread(grading.regrade, plan, grader)
+        except Conflict as error:
+            self.set_status(409)
+            self.finish(json.dumps({"message": str(error)}))
+            return
+        except (GradingError, ValueError, TypeError, AttributeError) as error:
+            raise web.HTTPError(400, str(error)) from None
+        changed = [
+            {"answer_id": c.answer.anonymous_id, "old": c.answer.score, "new": c.new_score}
+            for c in plan
+            if c.score_changed
+        ]
+        message = f"{len(plan)} answer(s) regraded; {len(changed)} score(s) changed"
+        self.finish(json.dumps({"message": message, "changed": changed}))
+
+
+def _plan_text(plan: list[Any]) -> str:
+    changed = sum(change.score_changed for change in plan)
+    return (
+        f"{len(plan)} answer(s) use a rubric item whose points or note changed since they were "
+        f"graded; {changed} score(s) would change"
+    )
+
+
 def _jupyter_server_extension_points() -> list[dict[str, str]]:
     return [{"module": "instructor.grading_page"}]
 
@@ -346,6 +392,7 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
         (url_path_join(base, "q", part, part) + "/?", QuestionHandler),
         (url_path_join(base, "api", part, part, "next"), NextHandler),
         (url_path_join(base, "api", part, part, "answers", part), AnswerHandler),
+        (url_path_join(base, "api", part, part, "regrade"), RegradeHandler),
     ]
     serverapp.web_app.add_handlers(".*$", [(p, h, {"page": page}) for p, h in handlers])
     serverapp.log.info("Grading by question at %s", base)
@@ -359,7 +406,7 @@ table { border-collapse: collapse; } td, th { border: 1px solid #ccc; padding: 0
 .answer pre { white-space: pre-wrap; }
 .items li { margin: 0.4em 0; padding: 0.2em; cursor: pointer; }
 .items li.on { background: #dfd; } .criterion { color: #555; font-size: 0.9em; }
-#message { color: #a00; }
+#message { color: #a00; } .regrade { background: #ffd; padding: 0.5em; }
 """
 
 SCRIPT = r"""
@@ -435,5 +482,13 @@ for (const li of $("items").children) li.addEventListener("click", () => {
 });
 $("adjustment").addEventListener("input", draw);
 $("save").addEventListener("click", save);
+const regrade = $("regrade-button");
+if (regrade) regrade.addEventListener("click", async () => {
+  const count = Number(regrade.dataset.count);
+  if (!confirm(`Regrade ${count} answer(s) with the rubric as it is now?`)) return;
+  const [status, data] = await call(`${CONFIG.api}/regrade`,
+    {method: "POST", body: JSON.stringify({count})});
+  $("regrade").textContent = data.message || `error ${status}`;
+});
 next(null);
 """

@@ -573,6 +573,7 @@ def test_a_student_can_open_neither_the_page_nor_its_api(
         ("GET", f"{api}/answers/{answer.anonymous_id}", None),
         ("POST", f"{api}/answers/{answer.anonymous_id}", {"items": [ABSOLUTE, RELATIVE],
                                                           "etag": answer.etag}),
+        ("POST", f"{api}/regrade", {"count": 0}),
     ]  # fmt: skip
     for token in ("student-token", "no-token"):
         for (status, body), (method, path, _) in zip(
@@ -581,6 +582,32 @@ def test_a_student_can_open_neither_the_page_nor_its_api(
             assert status in (302, 403), (token, method, path, status, body)
             assert "Relative positions" not in body
     assert _gradebook(course, "student01") == (None, None)
+
+
+def test_the_page_regrades_after_a_rubric_change_once_confirmed(
+    course: ScratchCourse, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    grading = QuestionGrading(course.root)
+    for student in ("student01", "student02"):
+        answer = grading.answer(ASSIGNMENT, QUESTION, student)
+        grading.save(ASSIGNMENT, QUESTION, student, items=[ABSOLUTE], etag=answer.etag,
+                     grader="ta1")  # fmt: skip
+    items = _items(course)
+    items[0]["points"], items[1]["points"] = 1.5, 0.5
+    _with_rubric(course, items)
+    web_app = _serve(course.root, tmp_path, monkeypatch)
+    api = f"/rubric-grading/api/{ASSIGNMENT}/{QUESTION}"
+    page, wrong, right = _requests(web_app, [
+        ("ta-token", "GET", f"/rubric-grading/q/{ASSIGNMENT}/{QUESTION}", None),
+        ("ta-token", "POST", f"{api}/regrade", {"count": 1}),  # not what the page said
+        ("ta-token", "POST", f"{api}/regrade", {"count": 2}),
+    ])  # fmt: skip
+    assert "2 answer(s) use a rubric item whose points or note changed" in page[1]
+    assert "2 score(s) would change" in page[1] and 'data-count="2"' in page[1]
+    assert wrong[0] == 409
+    assert right[0] == 200, right
+    assert json.loads(right[1])["message"] == "2 answer(s) regraded; 2 score(s) changed"
+    assert _gradebook(course, "student01")[0] == _gradebook(course, "student02")[0] == 1.5
 
 
 @contextmanager
