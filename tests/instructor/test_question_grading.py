@@ -46,6 +46,9 @@ from instructor.scratch_course import ScratchCourse
 from support.graded_class import generated
 from support.studentview import CHROMIUM, CHROMIUM_ARGS, browser_skip_reason
 
+# One worker for the module: its class is recorded once, its Jupyter server imported once.
+pytestmark = pytest.mark.xdist_group("question_grading")
+
 ASSIGNMENT = "05_positional_encoding"
 QUESTION = "written_absolute_vs_relative"
 ABSOLUTE, RELATIVE = "absolute_no_extrapolation", "relative_offsets_and_limit"
