@@ -577,24 +577,24 @@ class QuestionGrading:
     def plan_regrade(self, assignment: str, question: str) -> list[Regrade]:
         """The answers graded here with an item whose points or note in the rubric are no
         longer what they were when the answer was saved (or that left the rubric), with
-        their score before and after; nothing is written."""
+        their score before and after; nothing is written. An answer whose score was given
+        elsewhere since (formgrader) is left out: that score stands."""
         notebook, rubric = self.find_question(assignment, question)
         with self._store() as store:
-            applied_as = {
-                row[0]: json.loads(row[1])
-                for row in store.execute(
-                    "SELECT student, applied_as FROM saves WHERE assignment = ? AND "
-                    "notebook = ? AND question = ?",
-                    (assignment, notebook, question),
-                )
-            }
+            rows = store.execute(
+                "SELECT student, applied_as, score FROM saves WHERE assignment = ? AND "
+                "notebook = ? AND question = ?",
+                (assignment, notebook, question),
+            ).fetchall()
+        applied_as = {student: json.loads(was) for student, was, _ in rows}
+        saved_score = {student: score for student, _, score in rows}
         current = json.loads(_applied_as(rubric, [i.id for i in rubric.items]))
         plan = []
         for answer in self.answers(assignment, question):
             was = applied_as.get(answer.key.student, {})
             touched = tuple(i for i in answer.items if current.get(i) != was.get(i))
-            if not touched:
-                continue
+            if not touched or answer.score != saved_score.get(answer.key.student):
+                continue  # nothing changed, or its score was given elsewhere since (formgrader)
             kept = tuple(i for i in answer.items if i in current)
             plan.append(
                 Regrade(
