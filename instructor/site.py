@@ -106,7 +106,8 @@ def student_view(
     id in ``released`` (the stub) and has no output; widget views are dropped (an
     interactive figure's static image stays); the badge's image becomes a plain "Open in
     Colab" link to the same address, or to ``badge_url`` (the self-study edition's);
-    nbgrader's metadata and the widget state are dropped.
+    nbgrader's metadata and the widget state are dropped, and a solution cell takes the
+    stub's metadata too.
     Raises ``ValueError`` when anything of :data:`FORBIDDEN` would still show.
     """
     stubs = {cell.id: cell for cell in released.cells if anatomy.is_solution_cell(cell)}
@@ -123,6 +124,10 @@ def student_view(
                     "run `make release`"
                 )
             cell.source = stubs[original.id].source
+            # The stub's metadata: the solution's holds what students never get (a written
+            # answer's rubric items, instructor/rubrics.py).
+            cell.metadata = nbformat.from_dict(stubs[original.id].metadata)
+            cell.metadata.pop("nbgrader", None)
             if cell.cell_type == "code":
                 cell.outputs, cell.execution_count = [], None
         elif cell.cell_type == "code":

@@ -12,12 +12,14 @@ import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
 from instructor import anatomy, registry
+from instructor.new_notebook import NOTEBOOK_TEMPLATE
 from instructor.paths import AUTOGRADER, NOTEBOOKS, solution_path
 from instructor.rubrics import (
     METADATA_KEY,
     RubricError,
     StripRubrics,
     course_rubrics,
+    notebook_rubrics,
     parse_cell,
     prose,
     sync_notebook,
@@ -139,3 +141,12 @@ def test_sync_rewrites_the_prose_only() -> None:
     assert cell.source.startswith("**Reference answer.** Because.\n\n**Rubric (2 points).**\n")
     assert anatomy.grade_id(cell) == "written_x"
     assert sync_notebook(notebook, "03_x", write=False) == []
+
+
+def test_the_new_notebook_template_has_a_rubric_as_data() -> None:
+    """``make new`` copies the template's written answer: its rubric is data too, and its
+    prose is generated from it (a new notebook passes the tests above from the start)."""
+    template = nbformat.read(NOTEBOOK_TEMPLATE, as_version=4)
+    rubrics = notebook_rubrics(template, "template")
+    assert len(rubrics) == 1, rubrics
+    assert sync_notebook(template, "template", write=False) == []

@@ -159,6 +159,8 @@ def test_the_course_notebooks_student_views(notebook_id: str) -> None:
     stubs = {cell.id: cell.source for cell in anatomy.solution_cells(released)}
     for cell in anatomy.solution_cells(view):
         assert cell.source == stubs[cell.id]
+    # A written answer's rubric items (notes, criteria) are the grader's, never the page's.
+    assert not [cell.id for cell in view.cells if "rubric" in cell.metadata]
     assert colab.colab_url(notebook_id) in view.cells[0].source
     figures = [
         cell
