@@ -598,6 +598,13 @@ def prepare(settings: HubSettings) -> list[str]:
     config = course / "nbgrader_config.py"
     if not config.exists():  # the instructor's own edits (due dates) survive a restart
         _write(config, instructor_course_config(settings), owners[instructor])
+    elif settings.handin_service and "HubCollect" not in config.read_text(errors="replace"):
+        notes.append(
+            f"{config} was written before the hand-in service: nbgrader collect there still "
+            "reads the shared inbound/, where no hand-in goes now. Add:\n"
+            '    c.ExchangeFactory.collect = "instructor.exchange.HubCollect"\n'
+            f"    c.HubCollect.store = {str(settings.handin_store)!r}"
+        )
     for role in ("student", "instructor"):
         role_config(settings, role, course)
     if len(settings.roster.instructors) > 1:

@@ -368,3 +368,14 @@ def test_the_exchange_is_closed_to_students_with_the_hand_in_service_and_open_wi
     assert not any("handin" in scope for scope in c.Spawner.server_token_scopes)
     student = (folder.config_folder("student") / "nbgrader_config.py").read_text()
     assert "HubSubmit" not in student
+
+
+def test_a_course_config_written_before_the_hand_in_service_is_named(tmp_path) -> None:
+    """The course folder's configuration is written once: one from a hub without the
+    hand-in service keeps collecting the shared inbound, and the launcher says what to add."""
+    state = tmp_path / "state"
+    prepare(HubSettings(roster(tmp_path), state, "pw", real_users=False, handin_service=False))
+    settings = HubSettings(roster(tmp_path), state, "pw", real_users=False)
+    (note,) = [n for n in prepare(settings) if "written before the hand-in service" in n]
+    assert 'c.ExchangeFactory.collect = "instructor.exchange.HubCollect"' in note
+    assert repr(str(settings.handin_store)) in note
