@@ -25,6 +25,11 @@ For every notebook:
   the widget (sliders, a progress bar) next to its static figure or text: the widgets were
   built under Colab's ipywidgets, not skipped.
 
+Then the **self-study edition** of notebook 01 (``self_study/``, what the badges open),
+completed with the reference answers, runs on the same kernel: its set-up cell tells the
+learner to save a copy in Drive, every question says right, every exercise's further tests
+pass and the progress cell counts everything, without an error or stderr output.
+
 Limits: Colab runs Python 3.13 and torch 2.11.0, this test the machine's Python and torch
 2.13.0; the front end is not Colab's (nbclient stores what the kernel sends; what Colab's
 browser side draws of a widget is not seen here).
@@ -176,6 +181,53 @@ def test_every_notebook_runs_on_colab(tmp_path: Path, pytestconfig: pytest.Confi
     assert not failures, "\n\n".join(f"{a}: {m}" for a, m in failures.items())
     # 02, 04, 05 and 06 have sliders today: the test must have seen them
     assert sum(n > 0 for n in sliders.values()) >= 4, f"slider cells per notebook: {sliders}"
+    check_self_study(SELF_STUDY_NOTEBOOK, colab, tmp_path)
+
+
+SELF_STUDY_NOTEBOOK = "01_vector_sets"
+
+
+def check_self_study(assignment: str, colab: ColabEnv, tmp_path: Path) -> None:
+    """The self-study edition of one notebook, completed with the reference answers, on the
+    stand-in Colab (the course installed by the runs above, so its set-up cell runs without
+    its ``%pip`` lines): the set-up cell tells the learner to save a copy, every question
+    says right, every exercise's further tests pass, the progress cell counts everything,
+    and nothing fails or writes to stderr."""
+    from instructor import colab as badges
+    from instructor import self_study
+
+    edition = nbformat.read(self_study.self_study_path(assignment), as_version=4)
+    done = anatomy.complete(edition, anatomy.solution_sources(anatomy.read_solution(assignment)))
+    setup = next(c for c in done.cells if anatomy.has_tag(c, anatomy.SETUP_TAG))
+    setup.source = "\n".join(
+        line for line in setup.source.splitlines() if not line.lstrip().startswith("%pip")
+    )
+    ran = execute(colab, done, tmp_path)
+    probe(ran, colab)
+    assert not errors(ran), f"{assignment} (self-study): errors {errors(ran)}"
+    assert not stderr(ran), f"{assignment} (self-study): stderr output {stderr(ran)}"
+
+    def said(cell: nbformat.NotebookNode) -> str:
+        return "".join(
+            o.get("text", "") for o in cell.get("outputs", []) if o.output_type == "stream"
+        )
+
+    ran_setup = next(c for c in ran.cells if anatomy.has_tag(c, anatomy.SETUP_TAG))
+    assert said(ran_setup) == "".join(badges.SAVE_A_COPY) + "\n"
+    entry = registry.load().notebook(assignment)
+    checks = [c for c in ran.cells if anatomy.has_tag(c, "self-study-check")]
+    assert len(checks) == len(entry.concept_questions)
+    assert all(": right. " in said(c) for c in checks), [said(c) for c in checks]
+    further = [said(c) for c in ran.cells if anatomy.has_tag(c, "self-study-further")]
+    assert further == [f"{e.name}: further tests passed\n" for e in entry.exercises]
+    progress = said(ran.cells[-2])  # the last cell is the probe
+    n, q = len(entry.exercises), len(entry.concept_questions)
+    for line in (
+        f"exercises passing their visible tests: {n} of {n}",
+        f"exercises passing their further tests: {n} of {n}",
+        f"questions answered right: {q} of {q}",
+    ):
+        assert line in progress, progress
 
 
 def check_notebook(assignment: str, colab: ColabEnv, tmp_path: Path) -> int:
