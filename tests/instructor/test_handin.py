@@ -18,6 +18,8 @@ from __future__ import annotations
 import base64
 import json
 import os
+import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -305,3 +307,41 @@ def run_hand_ins(hub) -> None:
     assert penalty.late_submission_penalty(ANN, 12.0, seconds[ANN]) is None
     for user in (BEN, CAT):
         assert penalty.late_submission_penalty(user, 12.0, seconds[user]) == pytest.approx(1.2)
+
+
+def test_collect_reads_the_store_and_only_what_the_service_wrote(tmp_path) -> None:
+    """``nbgrader collect`` with ``HubCollect``: hand-ins come from the store, with the
+    store's time; a folder there that the collecting user (the service's) did not write is
+    left out with why, and a folder made by hand in the exchange's inbound/ is never read."""
+    if os.geteuid() != 0:
+        pytest.skip("not root: a folder of another user is made with chown")
+    from instructor.exchange import read_records
+    from instructor.nbgrader_env import nbgrader_env
+    from instructor.scratch_course import ScratchCourse
+
+    course = ScratchCourse(tmp_path / "course", A)
+    store = tmp_path / "store" / "self-attention" / "inbound"
+    exchange = tmp_path / "exchange"
+    (exchange / "self-attention" / "inbound").mkdir(parents=True)
+    kept = store_hand_in(store, "ann", A, _files(**{NB: b'{"who": "ann"}'}), Quota(), now=NOW)
+    store_hand_in(store, "bob", A, _files(**{NB: b'{"who": "bob"}'}), Quota(), now=NOW)
+    (bob,) = store.glob("bob+*")
+    for path in (bob, *bob.iterdir()):
+        os.chown(path, 65534, 65534)  # nobody: not the service's
+    forged = exchange / "self-attention" / "inbound" / f"carl+{A}+{EARLY}+x"
+    forged.mkdir()
+    (forged / NB).write_text('{"who": "carl"}')
+    result = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "collect", A, f"--Exchange.root={exchange}",
+         "--ExchangeFactory.collect=instructor.exchange.HubCollect",
+         f"--HubCollect.store={tmp_path / 'store'}"],
+        cwd=course.root, env=nbgrader_env(), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    submitted = course.root / "submitted"
+    assert sorted(p.name for p in submitted.iterdir()) == ["ann"], result.stderr
+    assert (submitted / "ann" / A / NB).read_text() == '{"who": "ann"}'
+    assert (submitted / "ann" / A / "timestamp.txt").read_text() == kept["timestamp"]
+    (record,) = read_records(course.root)
+    assert record.student == "bob"
+    assert "was not written by the hand-in service (owned by nobody)" in record.reason
