@@ -113,14 +113,17 @@ def self_study_setup_source(
 
 def publish_check() -> int:
     """``make publish-check``: print where students get the course (the install source, each
-    badge's address) and ask GitHub whether the ref is published there. Returns 0 when
-    ``git ls-remote`` finds the tag, 1 when it answers without it, 2 when it cannot be asked
+    badge's address, and the class's edition's where the badges open the self-study one)
+    and ask GitHub whether the ref is published there. Returns 0 when ``git ls-remote``
+    finds the tag, 1 when it answers without it, 2 when it cannot be asked
     (no network, or the ref is a commit, which ``ls-remote`` cannot look up)."""
     course = registry.load()
     remote = f"https://github.com/{course.repository}"
     print(f"install: pip install {install_url(course)!r}")
     for notebook_id in course.ids:
-        print(f"badge:   {colab_url(notebook_id, course)}")
+        print(f"badge:   {landing_url(notebook_id, course)}")
+        if course.self_study:  # the badges open the self-study edition; the class's is here
+            print(f"class:   {colab_url(notebook_id, course)}")
     packages = sorted({p for notebook in course.notebooks for p in notebook.colab_packages})
     print(f"pinned Colab packages: {', '.join(packages) or 'none'}")
     if registry.COMMIT.fullmatch(course.ref):

@@ -88,6 +88,7 @@ def test_publish_check(monkeypatch, capsys, returncode, stdout, expected, says) 
     out = capsys.readouterr().out
     assert colab.install_url() in out and says in out
     assert all(colab.colab_url(notebook_id) in out for notebook_id in course.ids)
+    assert all(colab.landing_url(notebook_id) in out for notebook_id in course.ids)
     assert asked == [
         [
             "git",
