@@ -18,13 +18,11 @@ a message that gains a case must leave it, and a new message must come with its 
 
 from __future__ import annotations
 
-import ast
-from dataclasses import dataclass
-
 import pytest
 
 from instructor import anatomy, registry
 from instructor.grading_cases import load_cases
+from instructor.mistake_tags import KnownMessage, UnreadableMistakes, messages_in
 
 ASSIGNMENTS = registry.load().ids
 MIN_PHRASE = 20
@@ -34,108 +32,17 @@ shorter, down to ``SHORTEST``."""
 SHORTEST = 12
 
 
-@dataclass(frozen=True)
-class KnownMessage:
-    """A mistake a visible test names: its test cell, function and literal text chunks (the
-    parts between an f-string's placeholders)."""
-
-    test: str
-    function: str
-    chunks: tuple[str, ...]
-
-    @property
-    def text(self) -> str:
-        return "{}".join(self.chunks)
-
-
-def _chunks(node: ast.AST) -> tuple[str, ...] | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return (node.value,)
-    if isinstance(node, ast.JoinedStr):
-        chunks, current = [], ""
-        for value in node.values:
-            if isinstance(value, ast.Constant):
-                current += str(value.value)
-            else:
-                chunks.append(current)
-                current = ""
-        return (*chunks, current)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _chunks(node.left), _chunks(node.right)
-        if left is not None and right is not None:
-            return (*left[:-1], left[-1] + right[0], *right[1:])
-    return None
-
-
-def _dicts_by_name(tree: ast.AST) -> dict[str, ast.Dict]:
-    """The dicts a cell binds to a name (``mistakes_t = {...}``)."""
-    return {
-        target.id: node.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
-        for target in node.targets
-        if isinstance(target, ast.Name)
-    }
-
-
-def _mistake_dict(value: ast.AST, named: dict[str, ast.Dict]) -> ast.Dict | None:
-    """The dict literal behind a ``known_mistakes=`` argument: written in place, bound to a
-    name, or a comprehension over a named dict's ``items()`` (its keys are the messages)."""
-    if isinstance(value, ast.Dict):
-        return value
-    if isinstance(value, ast.Name):
-        return named.get(value.id)
-    if isinstance(value, ast.DictComp) and len(value.generators) == 1:
-        source = value.generators[0].iter
-        if (
-            isinstance(source, ast.Call)
-            and isinstance(source.func, ast.Attribute)
-            and source.func.attr == "items"
-        ):
-            return _mistake_dict(source.func.value, named)
-    return None
-
-
 def known_messages(assignment: str) -> list[KnownMessage]:
     """The known-mistake messages of the visible tests of ``solutions/<assignment>``."""
     found = []
     for cell in anatomy.test_cells(anatomy.read_solution(assignment)):
         test = anatomy.grade_id(cell)
-        function = anatomy.function_of_test(test) or ""
-        tree = ast.parse(anatomy.visible_part(cell.source))
-        named = _dicts_by_name(tree)
-        for node in ast.walk(tree):
-            texts: list[ast.AST] = []
-            argument = None
-            if isinstance(node, ast.keyword) and node.arg == "known_mistakes":
-                argument = node.value
-            elif (
-                isinstance(node, ast.Call)
-                and getattr(node.func, "id", "") == "check_no_known_mistake"
-                and len(node.args) >= 3
-            ):
-                argument = node.args[2]  # check_no_known_mistake(value, name, known_mistakes)
-            if argument is not None:
-                mistakes = _mistake_dict(argument, named)
-                if mistakes is None:
-                    raise AssertionError(
-                        f"{assignment} {test}: known mistakes {ast.unparse(argument)} are "
-                        "not a dict this test can read (write it in place or bind it to a name)"
-                    )
-                texts = [k for k in mistakes.keys if k is not None]
-            elif isinstance(node, ast.keyword) and node.arg == "hint":
-                texts = [node.value]  # check_largest_tensor(..., hint=...) and friends
-            elif (
-                isinstance(node, ast.Raise)
-                and isinstance(node.exc, ast.Call)
-                and getattr(node.exc.func, "id", "") == "AssertionError"
-                and node.exc.args
-            ):
-                texts = [node.exc.args[0]]
-            for text in texts:
-                chunks = _chunks(text)
-                if chunks is not None:
-                    found.append(KnownMessage(test, function, chunks))
+        try:
+            found += messages_in(
+                cell.source, test, anatomy.function_of_test(test) or "", visible_only=True
+            )
+        except UnreadableMistakes as error:
+            raise AssertionError(f"{assignment} {test}: {error}") from None
     return found
 
 

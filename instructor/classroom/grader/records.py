@@ -11,8 +11,10 @@ The summaries are stored as JSON (``.grading/state/``, ``reports/integrity.json`
 pydantic ``TypeAdapter`` over these dataclasses, unknown keys refused
 (:meth:`HandInSummary.to_json`, :meth:`HandInSummary.from_json`): a cell's grade is
 ``[score, max_score, manual?]``, a zeroed test ``[kind, reason]``; what is None (and an empty
-``imports_error`` or ``best_effort``) is left out. :func:`cell_outcome`, :func:`zero_reason`
-and :func:`attention` decide from the records, never from a message's words.
+``imports_error``, ``best_effort`` or ``seen``) is left out; what the grader saw of each test
+cell (:class:`CellSeen`) is ``{test: {"tags": [...], "failed": ..., "answer": ...}}``.
+:func:`cell_outcome`, :func:`zero_reason` and :func:`attention` decide from the records,
+never from a message's words.
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ from instructor.classroom.grader.integrity import imports_failure
 from instructor.classroom.worker import (
     NOT_RUN_OUTCOMES,
     ZERO_OUTCOMES,
+    CellSeen,
     ExecutionResult,
+    FailedPart,
     Outcome,
     ZeroedTest,
     ZeroKind,
@@ -131,6 +135,33 @@ Cells = Annotated[
         }
     ),
 ]
+
+
+def _seen(data: Any) -> tuple[CellSeen, ...]:
+    """``{test: {"tags": [...], "failed": "hidden", "answer": "b"}}``, each key optional."""
+    return tuple(
+        CellSeen(
+            test,
+            tuple(str(t) for t in v.get("tags", ())),
+            FailedPart(v["failed"]) if v.get("failed") else None,
+            None if v.get("answer") is None else str(v["answer"]),
+        )
+        for test, v in data.items()
+    )
+
+
+def _seen_json(seen: tuple[CellSeen, ...]) -> dict[str, dict[str, Any]]:
+    return {
+        s.test: {
+            k: v
+            for k, v in (("tags", list(s.tags)), ("failed", s.failed), ("answer", s.answer))
+            if v or (k == "answer" and v is not None)
+        }
+        for s in seen
+    }
+
+
+Seen = Annotated[tuple[CellSeen, ...], PlainValidator(_seen), PlainSerializer(_seen_json)]
 Zeroed = Annotated[
     tuple[ZeroedTest, ...],
     PlainValidator(_zeroed),
@@ -176,6 +207,10 @@ class NotebookSummary(_Stored):
     every later cell that needs its names fails. Absent from older state files."""
     best_effort: tuple[str, ...] = ()
     """See :attr:`ExecutionResult.best_effort`."""
+    seen: Seen = ()
+    """See :attr:`ExecutionResult.seen`: per test cell that ran, the tags of the known
+    mistakes its failure named, the part that failed, a concept question's answer. Absent
+    from older state files (and left out where empty)."""
 
     @property
     def awaiting(self) -> tuple[CellGrade, ...]:
@@ -205,12 +240,13 @@ class NotebookSummary(_Stored):
             seconds=round(result.seconds, 2),
             imports_error=imports_failure(result.notebook),
             best_effort=result.best_effort,
+            seen=result.seen,
         )
 
     @model_serializer(mode="wrap")
     def _without_empty(self, handler: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
         data = handler(self)
-        for key in ("imports_error", "best_effort"):
+        for key in ("imports_error", "best_effort", "seen"):
             if not data.get(key):
                 data.pop(key, None)
         return data

@@ -14,11 +14,14 @@ from enum import StrEnum
 from typing import Any
 
 __all__ = [
+    "ANSWER_CHARS",
     "ExecutionResult",
+    "FailedPart",
     "GraderEnvironmentError",
     "NOT_RUN_OUTCOMES",
     "Outcome",
     "STUDENT_VIEW",
+    "CellSeen",
     "ZERO_OUTCOMES",
     "ZeroKind",
     "ZeroedTest",
@@ -75,6 +78,34 @@ class ZeroedTest:
     kind: ZeroKind = ZeroKind.OTHER
 
 
+class FailedPart(StrEnum):
+    """Which part of a failed test cell failed (``CellSeen.failed``)."""
+
+    VISIBLE = "visible"
+    HIDDEN = "hidden"
+    """It printed its visible part's closing line (``anatomy.visible_pass_message``), which
+    only the grader's own run of the cell prints, then failed."""
+
+
+@dataclass(frozen=True)
+class CellSeen:
+    """What the grader saw of one test cell that it ran: for the item analysis."""
+
+    test: str
+    tags: tuple[str, ...] = ()
+    """The tags of the known mistakes its failure's message named
+    (``instructor.mistake_tags.tags_seen``)."""
+    failed: FailedPart | None = None
+    """None where it passed, or where the cell does not say where its visible part ends."""
+    answer: str | None = None
+    """A concept question's answer as read from the kernel: a string stripped and lower case,
+    a number's ``repr``, otherwise ``<type>`` (at most :data:`ANSWER_CHARS` characters);
+    None for a graded function's test."""
+
+
+ANSWER_CHARS = 40
+
+
 @dataclass(frozen=True)
 class ExecutionResult:
     """What one notebook's execution produced (plain data: it travels back from a worker)."""
@@ -98,3 +129,5 @@ class ExecutionResult:
     each with the test that asked: ``"check_largest_tensor (...) in test_x"``."""
     probes: int = 0
     """Calls of the student's code made by the grader's test cells."""
+    seen: tuple[CellSeen, ...] = ()
+    """Per test cell that ran, in order: what :class:`CellSeen` records."""

@@ -20,7 +20,7 @@ import itertools
 import os
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,8 @@ from helpers.checks import GraderStop
 from instructor import anatomy
 from instructor.classroom.kernel import wire
 from instructor.classroom.kernel.probe import Measure, Op, Reply, Request, Status
-from instructor.classroom.worker import Outcome
+from instructor.classroom.worker import ANSWER_CHARS, CellSeen, FailedPart, Outcome
+from instructor.mistake_tags import tags_seen
 
 
 class ProbeError(GraderStop):
@@ -344,6 +345,8 @@ class TestVerdict:
     """Why the kernel's answers were refused ("" when they were not)."""
     stopped: Outcome | None = None
     """:attr:`Outcome.TIME_LIMIT` or :attr:`Outcome.KERNEL_DIED` when the test was stopped."""
+    seen: CellSeen | None = None
+    """The tags its failure named, the part that failed, the concept answer it read."""
 
 
 def free_names(source: str) -> list[str]:
@@ -435,6 +438,34 @@ def error_output(ename: str, evalue: str) -> NotebookNode:
     return new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
 
+def failed_part(source: str, printed: str) -> FailedPart | None:
+    """Which part of the test cell ``source`` failed, from what its run in the grader
+    ``printed`` (no student code prints there): hidden where it printed the line that ends
+    its visible part; None where the cell has no such line."""
+    try:
+        passed_visible = anatomy.visible_pass_message(source)
+    except (ValueError, SyntaxError):
+        return None
+    hidden = anatomy.HIDDEN_TESTS_MARKER in source and passed_visible in printed
+    return FailedPart.HIDDEN if hidden else FailedPart.VISIBLE
+
+
+def concept_answer(test_id: str, namespace: dict[str, Any]) -> str | None:
+    """The answer a concept question's test cell (``test_q_<what>``) read from the kernel,
+    as :attr:`CellSeen.answer` keeps it; None for any other cell."""
+    name = anatomy.function_of_test(test_id) or ""
+    if not name.startswith("q_") or name not in namespace:
+        return None
+    value = namespace[name]
+    if isinstance(value, str):
+        text = value.strip().lower()
+    elif isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool):
+        text = repr(value.item() if isinstance(value, np.generic) else value)
+    else:
+        text = f"<{type(value).__name__}>"
+    return text[:ANSWER_CHARS]
+
+
 def run_test(source: str, test_id: str, channel: Channel) -> TestVerdict:
     """Run the test cell ``source`` (``grade_id`` ``test_id``) against ``channel``'s kernel;
     the verdict's outputs are what nbgrader scores: the text printed, an error if it raised."""
@@ -485,6 +516,14 @@ def run_test(source: str, test_id: str, channel: Channel) -> TestVerdict:
         )
     except Exception as failure:  # noqa: BLE001 - a failing test is a verdict, not a crash
         error = error_output(type(failure).__name__, str(failure))
+        verdict.seen = CellSeen(
+            test_id,
+            tags_seen(source, test_id, str(failure)) if isinstance(failure, AssertionError) else (),
+            failed_part(source, printed.getvalue()),
+        )
+    answer = concept_answer(test_id, namespace)
+    if verdict.seen is not None or answer is not None:
+        verdict.seen = replace(verdict.seen or CellSeen(test_id), answer=answer)
     if text := printed.getvalue():
         verdict.outputs.append(new_output("stream", name="stdout", text=text))
     if error is not None:

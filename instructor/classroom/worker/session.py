@@ -723,6 +723,7 @@ def _execute_once(
         seconds=time.perf_counter() - start,
         best_effort=judgement.best_effort,
         probes=sum(v.probes for v in session.verdicts.values()),
+        seen=tuple(v.seen for _, v in sorted(session.verdicts.items()) if v.seen is not None),
     )
 
 

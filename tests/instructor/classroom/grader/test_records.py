@@ -7,7 +7,9 @@ from dataclasses import replace
 
 from instructor.classroom.grader.records import (
     CellGrade,
+    CellSeen,
     ExecutionResult,
+    FailedPart,
     HandInSummary,
     Manual,
     NotebookSummary,
@@ -68,6 +70,25 @@ def test_the_json_form_is_the_resume_state_format() -> None:
     manual = replace(scored, cells=(CellGrade("w", None, 2.0, Manual.AWAITING),))
     assert manual.to_json()["cells"] == {"w": [None, 2.0, "awaiting"]}
     assert NotebookSummary.from_json(manual.to_json()) == manual
+
+
+def test_what_the_grader_saw_of_each_test_is_kept() -> None:
+    seen = (
+        CellSeen("test_f", ("f:axis~1234", "*:in-place~abcd"), FailedPart.VISIBLE),
+        CellSeen("test_f_2", (), FailedPart.HIDDEN),
+        CellSeen("test_q_a", (), None, "b"),
+        CellSeen("test_q_n", (), FailedPart.HIDDEN, ""),
+    )
+    summary = NotebookSummary.screened(Screening("b")).executed(replace(EXECUTED, seen=seen))
+    assert summary.seen == seen
+    assert summary.to_json()["seen"] == {
+        "test_f": {"tags": ["f:axis~1234", "*:in-place~abcd"], "failed": "visible"},
+        "test_f_2": {"failed": "hidden"},
+        "test_q_a": {"answer": "b"},
+        "test_q_n": {"failed": "hidden", "answer": ""},
+    }
+    assert NotebookSummary.from_json(summary.to_json()) == summary
+    assert "seen" not in NotebookSummary.screened(Screening("b")).executed(EXECUTED).to_json()
 
 
 def test_an_execution_result_travels_between_processes() -> None:

@@ -1,13 +1,18 @@
 """Test cells judged in the grader's process, against a kernel answering in this process
 (the sandboxed kernel: test_session.py): the names a cell reads, passes, failures with the
-test's own message, and answers that break the protocol."""
+test's own message, and answers that break the protocol; what the grader records of a cell
+for the item analysis (the tags of the known mistakes its message named, the part that
+failed, a concept question's answer)."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from instructor.classroom.kernel import probe as probe_kernel
+from instructor.classroom.worker import CellSeen, FailedPart
 from instructor.classroom.worker.judge import ProbeTimeout, free_names, run_test
+from instructor.mistake_tags import GENERIC, messages_in
 
 TEST = """\
 import torch
@@ -198,3 +203,61 @@ def test_the_loop_rule_is_decided_by_a_time_limit_the_grader_keeps(
     verdict = run_test(LOOP_TEST, "test_prefix", channel)
     assert not verdict.passed and not verdict.stopped
     assert verdict.outputs[-1].evalue.startswith("prefix did not end within 2 s")
+
+
+SEEN_TEST = """\
+import torch
+from helpers.checks import check_close
+
+out = double(torch.arange(3.0))
+mistakes = {"x was not doubled but kept as it is": torch.arange(3.0)}
+check_close(out, torch.arange(3.0) * 2, "double(x)", known_mistakes=mistakes)
+print("double: visible tests passed")
+### BEGIN HIDDEN TESTS
+big = double(torch.ones(5))
+squared = {f"x squared, not doubled {1}": big * 0}
+check_close(big, torch.full((5,), 2.0), "double(ones)", known_mistakes=squared)
+### END HIDDEN TESTS
+"""
+CONCEPT_TEST = """\
+from helpers.checks import check_choice
+
+check_choice(q_axis, "q_axis", "abcd")
+print("q_axis: visible tests passed")
+### BEGIN HIDDEN TESTS
+check_choice(q_axis, "q_axis", "abcd", correct="b")
+### END HIDDEN TESTS
+"""
+
+
+def test_the_grader_records_the_tags_and_the_part_that_failed(kernel, channel) -> None:
+    (kept, squared) = messages_in(SEEN_TEST, "test_double", "double")
+    assert not kept.hidden and squared.hidden and squared.text == "x squared, not doubled {}"
+    kernel["double"] = lambda x: x
+    verdict = run_test(SEEN_TEST, "test_double", channel)
+    assert verdict.seen == CellSeen("test_double", (kept.tag,), FailedPart.VISIBLE)
+    kernel["double"] = lambda x: 2 * x if x.shape == (3,) else x * 0
+    verdict = run_test(SEEN_TEST, "test_double", channel)
+    assert verdict.seen == CellSeen("test_double", (squared.tag,), FailedPart.HIDDEN)
+    kernel["double"] = lambda x: 2 * x + (x.shape != (3,))  # a mistake of no known name
+    verdict = run_test(SEEN_TEST, "test_double", channel)
+    assert verdict.seen == CellSeen("test_double", (), FailedPart.HIDDEN)
+    kernel["double"] = lambda x: 2 * x
+    assert run_test(SEEN_TEST, "test_double", channel).seen is None
+
+
+def test_an_input_changed_in_place_is_the_generic_tag(kernel, channel) -> None:
+    kernel["double"] = lambda x: x.mul_(2)
+    verdict = run_test(SEEN_TEST, "test_double", channel)
+    assert not verdict.passed and verdict.seen is not None
+    assert verdict.seen.tags == tuple(GENERIC)
+
+
+@pytest.mark.parametrize(
+    ("answer", "recorded", "failed"),
+    [(" B ", "b", None), ("c", "c", FailedPart.HIDDEN), (2, "2", FailedPart.VISIBLE)],
+)
+def test_the_grader_records_a_concept_answer(kernel, channel, answer, recorded, failed) -> None:
+    kernel["q_axis"] = answer
+    verdict = run_test(CONCEPT_TEST, "test_q_axis", channel)
+    assert verdict.seen == CellSeen("test_q_axis", (), failed, recorded)
