@@ -14,9 +14,17 @@ sample standard deviation, divided by n - 1 as Moodle's), ``share_late``.
 Per test cell (autograded): ``n`` (hand-ins with a grade for it), ``passed``, ``failed``,
 ``zeroed``, ``not_run`` (:class:`.records.CellOutcome`), ``share_passing`` and
 ``points_lost`` (max score less score, summed; a cell awaiting a grader counts nothing).
-The records hold one score per cell, and a cell's visible and hidden tests run together
-(nbgrader's ``### BEGIN HIDDEN TESTS``), so which of the two failed is not recorded: the
-cells are ordered by share failed, then points lost.
+Of the failed, ``failed_visible`` and ``failed_hidden``: where the grader recorded which
+part of the cell failed (:class:`.records.CellSeen`: hidden where the cell had printed the
+line that ends its visible part; a record written before it was kept says neither). A
+function that passes its visible tests and fails its hidden ones in many hand-ins points at
+a missing visible test: the cells are ordered by share failing the hidden part, then share
+failed, then points lost.
+
+Per named mistake (``kind`` ``mistake``, the ``cell`` column its tag, ``item`` the function):
+``students``, the hand-ins whose test cells of that function showed its message (the tags
+the grader recorded, :mod:`instructor.mistake_tags`), and ``share`` of the hand-ins;
+ordered by count.
 
 Per concept question (its test cell ``test_<question>``; item score x, hand-in score T,
 rest of the assignment X = T - x, max score m), after Moodle's quiz statistics
@@ -32,15 +40,20 @@ rest of the assignment X = T - x, max score m), after Moodle's quiz statistics
   Moodle's report names its discrimination index (D = 100 r(x, X)). Empty where x or X does
   not vary.
 
-Which option each student chose is not recorded (a concept answer's value stays in the
-kernel and the autograded notebook; the summaries keep its score only), and ``course.toml``
-lists no options: the share per option is not computed. Per written answer: ``graded``,
+And for a choice question (its ``options`` in ``course.toml``), from the answers the grader
+read from the kernel (:attr:`.records.CellSeen.answer`): ``answers`` (hand-ins with one
+recorded), ``option_<letter>`` and ``other`` (not one of its letters), each a share of
+them, and ``option_<letter>_upper`` and ``_lower``, the shares in the upper and lower 27 %.
+A wrong option is flagged where no one chose it, or where the upper group chose it more
+often than the lower one (a distractor that draws the strongest students); the right one
+where the upper group chose it less often. Per written answer: ``graded``,
 ``awaiting``, ``unanswered`` and ``points_<p>``, the number of answers given p points by
 hand; which rubric items were applied is not recorded.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -50,7 +63,13 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 from nbgrader.api import MissingEntry
 
-from instructor.classroom.grader.records import CellOutcome, HandInSummary, cell_outcome
+from instructor.classroom.grader.records import (
+    CellOutcome,
+    CellSeen,
+    FailedPart,
+    HandInSummary,
+    cell_outcome,
+)
 from instructor.lms.csv_safety import write_rows
 from instructor.registry import Course, RegistryError, load
 
@@ -65,9 +84,9 @@ UPPER_LOWER = 0.27
 """The share of hand-ins in each of the upper and lower groups (Kelley, 1939)."""
 
 NOT_RECORDED = (
-    "Not recorded, so not shown: which option each student chose in a concept question (the "
-    "records keep its score only), whether a failed test cell failed its visible or its "
-    "hidden tests (they run as one cell), and which rubric items a written answer got."
+    "Not recorded, so not shown: which rubric items a written answer got (formgrader keeps "
+    "one score per cell), and for hand-ins graded before the grader kept them, the part of a "
+    "failed cell that failed, the named mistakes and the chosen options."
 )
 
 
@@ -77,6 +96,10 @@ class Item:
 
     kind: ItemKind
     name: str
+    options: str | None = None
+    """A choice question's letters (``course.toml``); None otherwise."""
+    answer: str | None = None
+    """A choice question's right letter."""
 
 
 def item_of(cell: str, registry: Course | None, notebook: str) -> Item:
@@ -90,7 +113,10 @@ def item_of(cell: str, registry: Course | None, notebook: str) -> Item:
             for e in entry.exercises
             for i in range(len(e.cell_points))
         }
-        known |= {f"test_{q.name}": Item("concept", q.name) for q in entry.concept_questions}
+        known |= {
+            f"test_{q.name}": Item("concept", q.name, q.options, q.answer)
+            for q in entry.concept_questions
+        }
         known |= {q.name: Item("written", q.name) for q in entry.written_answers}
         if cell in known:
             return known[cell]
@@ -119,6 +145,8 @@ class ClassCells:
     """Each hand-in's recorded score."""
     late: np.ndarray | None
     """Whether each hand-in was late; None where not known."""
+    seen: np.ndarray
+    """:class:`.records.CellSeen` of each hand-in and cell the grader ran; None elsewhere."""
 
     @classmethod
     def of(
@@ -136,6 +164,12 @@ class ClassCells:
         }
         students = tuple(s.student for s in own)
         cells = tuple(sorted({key for _, key in grades}))
+        seen = {
+            (s.student, (name, c.test)): c
+            for s in own
+            for name, record in s.notebooks.items()
+            for c in record.seen
+        }
         nan = (None, "")
         found = [[grades.get((s, c), nan) for c in cells] for s in students]
         score = np.array(
@@ -155,7 +189,17 @@ class ClassCells:
             np.array([[str(o) for _, o in r] for r in found], dtype=object).reshape(score.shape),
             np.array([s.score for s in own], dtype=float),
             None if late is None else np.array([(s.student, assignment) in late for s in own]),
+            np.array([[seen.get((s, c)) for c in cells] for s in students], dtype=object).reshape(
+                len(students), len(cells)
+            ),
         )
+
+    def ranked(self, rows: np.ndarray) -> np.ndarray:
+        """The indices of ``rows`` (a mask) from the lowest hand-in score to the highest,
+        ties by student id."""
+        index = np.flatnonzero(rows)
+        students = np.array(self.students, dtype=object)[index]
+        return index[np.lexsort((students, self.total[index]))]
 
 
 Stats = dict[str, float]
@@ -174,8 +218,14 @@ def assignment_stats(table: ClassCells) -> Stats:
     }
 
 
-def autograded_stats(table: ClassCells, column: int) -> Stats:
+def _failed_part(seen: np.ndarray, part: FailedPart) -> np.ndarray:
+    return np.array([isinstance(c, CellSeen) and c.failed == part for c in seen], dtype=bool)
+
+
+def autograded_stats(table: ClassCells, column: int, item: Item) -> Stats:
     outcome = table.outcome[:, column]
+    failed = outcome == str(CellOutcome.FAILED)
+    seen = table.seen[:, column]
     score = table.score[:, column]
     n = int(np.count_nonzero(outcome != ""))
     counts = {
@@ -191,6 +241,8 @@ def autograded_stats(table: ClassCells, column: int) -> Stats:
     return {
         "n": n,
         **counts,
+        "failed_visible": int(np.count_nonzero(failed & _failed_part(seen, FailedPart.VISIBLE))),
+        "failed_hidden": int(np.count_nonzero(failed & _failed_part(seen, FailedPart.HIDDEN))),
         "share_passing": counts["passed"] / n if n else math.nan,
         "points_lost": float(np.nansum(lost)),
     }
@@ -203,17 +255,21 @@ def _correlation(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.corrcoef(x, y)[0, 1])
 
 
-def concept_stats(table: ClassCells, column: int) -> Stats:
+def _group(n: int) -> int:
+    """The size of each of the upper and lower groups of ``n`` hand-ins."""
+    return max(1, round(UPPER_LOWER * n))
+
+
+def concept_stats(table: ClassCells, column: int, item: Item) -> Stats:
     answered = ~np.isnan(table.score[:, column])
     x = table.score[answered, column]
     total = table.total[answered]
-    students = np.array(table.students, dtype=object)[answered]
     m = table.max_score[column] or 1.0
     n = x.size
     if not n:
         return {"n": 0}
-    k = max(1, round(UPPER_LOWER * n))
-    ranked = x[np.lexsort((students, total))]  # by score, ties by student id
+    k = _group(n)
+    ranked = table.score[table.ranked(answered), column]  # by score, ties by student id
     return {
         "n": n,
         "facility": float(np.mean(x) / m),
@@ -222,10 +278,54 @@ def concept_stats(table: ClassCells, column: int) -> Stats:
         if n > 1
         else math.nan,
         "point_biserial": _correlation(x, total - x),
+        **option_stats(table, column, item),
     }
 
 
-def written_stats(table: ClassCells, column: int) -> Stats:
+def option_stats(table: ClassCells, column: int, item: Item) -> Stats:
+    """A choice question's options: the share choosing each, overall and in the upper and
+    lower 27 % (of the hand-ins whose answer the grader recorded)."""
+    if not item.options:
+        return {}
+    answers = np.array(
+        [c.answer if isinstance(c, CellSeen) else None for c in table.seen[:, column]],
+        dtype=object,
+    )
+    recorded = np.array([a is not None for a in answers], dtype=bool)
+    n = int(np.count_nonzero(recorded))
+    if not n:
+        return {"answers": 0}
+    ranked = answers[table.ranked(recorded)]
+    k = _group(n)
+    lower, upper = ranked[:k], ranked[-k:]
+    letters = list(item.options)
+    stats: Stats = {"answers": n}
+    for letter in letters:
+        stats[f"option_{letter}"] = float(np.mean(answers[recorded] == letter))
+        stats[f"option_{letter}_upper"] = float(np.mean(upper == letter))
+        stats[f"option_{letter}_lower"] = float(np.mean(lower == letter))
+    stats["other"] = float(np.mean(~np.isin(answers[recorded], letters)))
+    return stats
+
+
+def option_flags(item: Item, stats: Stats) -> tuple[str, ...]:
+    """What the options' shares flag: a distractor no one chose, one the upper group chose
+    more often than the lower, a right answer the upper group chose less often."""
+    flags = []
+    for letter in (item.options or "") if stats.get("answers") else "":
+        share = stats[f"option_{letter}"]
+        upper, lower = stats[f"option_{letter}_upper"], stats[f"option_{letter}_lower"]
+        if letter == item.answer:
+            if upper < lower:
+                flags.append(f"({letter}), the right answer, is chosen less by the upper group")
+        elif share == 0:
+            flags.append(f"({letter}) is chosen by no one")
+        elif upper > lower:
+            flags.append(f"({letter}) is chosen more by the upper group than the lower")
+    return tuple(flags)
+
+
+def written_stats(table: ClassCells, column: int, item: Item) -> Stats:
     outcome = table.outcome[:, column]
     graded = outcome == str(CellOutcome.GRADED)
     points, counts = np.unique(table.score[graded, column], return_counts=True)
@@ -250,6 +350,20 @@ class CellItem:
     stats: Stats
     failing: tuple[str, ...]
     """The students whose hand-in failed the cell (not passed, where it was graded)."""
+    flags: tuple[str, ...] = ()
+    """A choice question's options that need a look (:func:`option_flags`)."""
+
+
+@dataclass(frozen=True)
+class NamedMistake:
+    """A named mistake of one function, and the hand-ins whose test cells showed it."""
+
+    tag: str
+    function: str
+    text: str
+    """The message, ``{}`` where a value goes (the tag where the message is not known)."""
+    students: tuple[str, ...]
+    cells: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -260,16 +374,40 @@ class AssignmentItems:
     stats: Stats
     items: tuple[CellItem, ...]
     """Test cells (most failed first), then concept questions, then written answers."""
+    mistakes: tuple[NamedMistake, ...] = ()
+    """The named mistakes the grader recorded, the most made first."""
 
     def of_kind(self, kind: ItemKind) -> tuple[CellItem, ...]:
         return tuple(i for i in self.items if i.item.kind == kind)
 
 
-def _order(item: CellItem) -> tuple[int, float, float, str, str]:
+def _order(item: CellItem) -> tuple[int, float, float, float, str, str]:
     kind = ("test", "concept", "written").index(item.item.kind)
     s = item.stats
-    failed = -(s.get("failed", 0) / s["n"]) if s.get("n") else 0.0
-    return kind, failed, -s.get("points_lost", 0.0), item.notebook, item.cell
+    n = s.get("n") or 1
+    hidden, failed = -s.get("failed_hidden", 0) / n, -s.get("failed", 0) / n
+    return kind, hidden, failed, -s.get("points_lost", 0.0), item.notebook, item.cell
+
+
+def named_mistakes(
+    table: ClassCells, registry: Course | None, texts: dict[str, str]
+) -> tuple[NamedMistake, ...]:
+    """Per tag and function, the hand-ins whose cells showed it, the most made first."""
+    found: dict[tuple[str, str], tuple[set[str], set[str]]] = {}
+    for (row, column), seen in np.ndenumerate(table.seen):
+        if not isinstance(seen, CellSeen):
+            continue
+        notebook, cell = table.cells[column]
+        function = item_of(cell, registry, notebook).name
+        for tag in seen.tags:
+            students, cells = found.setdefault((tag, function), (set(), set()))
+            students.add(table.students[row])
+            cells.add(cell)
+    mistakes = [
+        NamedMistake(tag, function, texts.get(tag, tag), tuple(sorted(s)), tuple(sorted(c)))
+        for (tag, function), (s, c) in found.items()
+    ]
+    return tuple(sorted(mistakes, key=lambda m: (-len(m.students), m.function, m.tag)))
 
 
 def analyse(
@@ -277,9 +415,11 @@ def analyse(
     summaries: list[HandInSummary],
     registry: Course | None = None,
     late: set[tuple[str, str]] | None = None,
+    texts: dict[str, str] | None = None,
 ) -> AssignmentItems:
     """The item analysis of ``assignment`` from ``summaries``; ``late``: (student,
-    assignment) of the late hand-ins, None where not known."""
+    assignment) of the late hand-ins, None where not known; ``texts``: the message of each
+    mistake tag (:func:`mistake_texts`)."""
     table = ClassCells.of(assignment, summaries, late)
     students = np.array(table.students, dtype=object)
     items = []
@@ -287,16 +427,23 @@ def analyse(
         item = item_of(cell, registry, notebook)
         outcome = table.outcome[:, column]
         failing = (outcome != "") & (outcome != str(CellOutcome.PASSED))
+        stats = STATS[item.kind](table, column, item)
         items.append(
             CellItem(
                 notebook,
                 cell,
                 item,
-                STATS[item.kind](table, column),
+                stats,
                 () if item.kind == "written" else tuple(students[failing]),
+                option_flags(item, stats),
             )
         )
-    return AssignmentItems(table, assignment_stats(table), tuple(sorted(items, key=_order)))
+    return AssignmentItems(
+        table,
+        assignment_stats(table),
+        tuple(sorted(items, key=_order)),
+        named_mistakes(table, registry, texts or {}),
+    )
 
 
 def csv_rows(analyses: list[AssignmentItems]) -> list[list[object]]:
@@ -314,7 +461,35 @@ def csv_rows(analyses: list[AssignmentItems]) -> list[list[object]]:
             for i in a.items
             for k, v in i.stats.items()
         ]
+        n = a.stats["n"]
+        rows += [
+            [name, "mistake", "", m.function, m.tag, k, value(v)]
+            for m in a.mistakes
+            for k, v in (("students", len(m.students)), ("share", len(m.students) / n))
+        ]
     return rows
+
+
+def mistake_texts(registry: Course | None) -> dict[str, str]:
+    """The message of each tag of the course's table (:func:`instructor.mistake_tags.
+    course_table`), of the notebooks whose solution is here; the generic ones otherwise."""
+    from instructor.mistake_tags import GENERIC
+
+    texts = {tag: m.text for tag, m in GENERIC.items()}
+    for notebook in registry.ids if registry is not None else ():
+        texts |= _notebook_texts(notebook)
+    return texts
+
+
+@functools.lru_cache
+def _notebook_texts(notebook: str) -> dict[str, str]:
+    """The tags of ``notebook``'s solution (read once per process: 0.1 s a notebook)."""
+    from instructor.mistake_tags import course_table
+
+    try:
+        return {tag: m.text for tag, m in course_table([notebook]).items()}
+    except (OSError, ValueError, SyntaxError):  # not this course's, or no solution here
+        return {}
 
 
 def course_registry() -> Course | None:
@@ -339,7 +514,8 @@ def write_items(
 
     registry = registry if registry is not None else course_registry()
     assignments = list(dict.fromkeys(s.assignment for s in summaries))
-    analyses = [analyse(a, summaries, registry, late) for a in assignments]
+    texts = mistake_texts(registry)
+    analyses = [analyse(a, summaries, registry, late, texts) for a in assignments]
     folder.mkdir(parents=True, exist_ok=True)
     write_rows(folder / "items.csv", csv_rows(analyses))
     figures = {a.table.assignment: figure_png(a) for a in analyses}

@@ -75,6 +75,8 @@ COLUMNS: dict[ItemKind, tuple[tuple[str, str, bool], ...]] = {
         ("n", "hand-ins", False),
         ("share_passing", "passing", True),
         ("failed", "failed", False),
+        ("failed_visible", "of them: visible", False),
+        ("failed_hidden", "hidden", False),
         ("zeroed", "zeroed", False),
         ("not_run", "not run", False),
         ("points_lost", "points lost", False),
@@ -95,7 +97,7 @@ COLUMNS: dict[ItemKind, tuple[tuple[str, str, bool], ...]] = {
 """Per kind: (statistic, heading, shown as a percentage)."""
 
 TITLES: dict[ItemKind, str] = {
-    "test": "Test cells (most failed first)",
+    "test": "Test cells (most failing their hidden tests first, then most failed)",
     "concept": "Concept questions",
     "written": "Written answers",
 }
@@ -116,6 +118,46 @@ def _table(kind: ItemKind, items: tuple[CellItem, ...], anonymous: bool) -> list
         elif not anonymous:
             cells.append(", ".join(i.failing))
         lines.append(_row(cells, "td"))
+    return [*lines, "</table>"]
+
+
+def _options(items: tuple[CellItem, ...]) -> list[str]:
+    """The choice questions' options: the share choosing each, overall and in the upper
+    and lower 27 %, and what the shares flag."""
+    chosen = [i for i in items if i.item.options and i.stats.get("answers")]
+    if not chosen:
+        return []
+    lines = [
+        "<h3>Options chosen (choice questions)</h3>",
+        "<table>",
+        _row(["notebook", "cell", "option", "chosen", "upper 27 %", "lower 27 %", "flag"], "th"),
+    ]
+    for i in chosen:
+        for letter in [*(i.item.options or ""), "other"]:
+            key = f"option_{letter}" if letter != "other" else "other"
+            right = " (right)" if letter == i.item.answer else ""
+            flag = "; ".join(f for f in i.flags if f.startswith(f"({letter})"))
+            cells = [i.notebook, i.cell, f"({letter}){right}" if letter != "other" else letter]
+            cells += [_number(i.stats.get(k, math.nan), True) for k in (key, f"{key}_upper")]
+            cells += [_number(i.stats.get(f"{key}_lower", math.nan), True), flag]
+            lines.append(_row(cells, "td"))
+    return [*lines, "</table>"]
+
+
+def _mistakes(analysis: AssignmentItems, anonymous: bool) -> list[str]:
+    """The named mistakes, the most made first: "k of n: <message> in <function>"."""
+    if not analysis.mistakes:
+        return []
+    n = analysis.stats["n"]
+    headings = ["students", "mistake (its message)", "function", "cells", "tag"]
+    lines = [
+        "<h3>Named mistakes (the most made first)</h3>",
+        "<table>",
+        _row([*headings, *([] if anonymous else ["hand-ins"])], "th"),
+    ]
+    for m in analysis.mistakes:
+        cells = [f"{len(m.students)} of {n}", m.text, m.function, ", ".join(m.cells), m.tag]
+        lines.append(_row([*cells, *([] if anonymous else [", ".join(m.students)])], "td"))
     return [*lines, "</table>"]
 
 
@@ -162,7 +204,10 @@ def items_html(
             f'<img src="data:image/png;base64,{base64.b64encode(png).decode()}" '
             f'alt="{escape(alt)}">',
         ]
+        lines += _mistakes(analysis, anonymous)
         for kind in COLUMNS:
             if items := analysis.of_kind(kind):
                 lines += _table(kind, items, anonymous)
+            if kind == "concept":
+                lines += _options(items)
     return "\n".join([*lines, "</body></html>"]) + "\n"

@@ -18,6 +18,8 @@ from instructor.classroom.grader.course import ResumeState
 from instructor.classroom.grader.items import UPPER_LOWER, write_items
 from instructor.classroom.grader.records import (
     CellGrade,
+    CellSeen,
+    FailedPart,
     HandInSummary,
     Manual,
     NotebookSummary,
@@ -25,6 +27,7 @@ from instructor.classroom.grader.records import (
     ZeroKind,
 )
 from instructor.classroom.grader.reports import write_reports
+from instructor.mistake_tags import GENERIC
 from instructor.registry import parse
 
 A = "01_tiny"
@@ -48,6 +51,8 @@ points = [2, 1]
 name = "q_axis"
 kind = "choice"
 points = 1
+options = "abcd"
+answer = "b"
 [[notebook.question]]
 name = "written_why"
 kind = "written"
@@ -74,6 +79,23 @@ CLASS = {
     "stu_12": (2, 1, 1, (G, 2)),
 }
 LATE = {("stu_05", A), ("stu_09", A)}
+
+# What the grader saw: per student, cell -> (failed part, tags), and the answer to q_axis
+# (None: a record written before answers were kept).
+AXIS, SCALE = "soft_select:softmax-over-the-wrong-axis~0a1b", "soft_select:not-scaled~2c3d"
+(IN_PLACE,) = GENERIC
+V, H = FailedPart.VISIBLE, FailedPart.HIDDEN
+SEEN = {
+    "stu_03": {"test_soft_select_2": (H, (SCALE,))},
+    "stu_06": {"test_soft_select": (H, (AXIS,))},
+    "stu_08": {"test_soft_select_2": (V, (SCALE, IN_PLACE))},
+    "stu_09": {"test_soft_select": (H, (AXIS,)), "test_soft_select_2": (V, ())},
+    "stu_11": {"test_soft_select": (H, (AXIS,))},
+}
+ANSWERS = {
+    **dict.fromkeys(["stu_01", "stu_03", "stu_05", "stu_07", "stu_10", "stu_11", "stu_12"], "b"),
+    **{"stu_02": None, "stu_04": "a", "stu_06": "c", "stu_08": "c", "stu_09": "2"},
+}
 SECRET = "a note only this hand-in's text holds"
 MAXIMA = {"test_soft_select": 2, "test_soft_select_2": 1, "test_q_axis": 1, "written_why": 2}
 
@@ -91,10 +113,14 @@ def hand_in(student: str, planted: tuple) -> HandInSummary:
         if student == "stu_04"
         else ()
     )
+    seen = tuple(CellSeen(c, tags, part) for c, (part, tags) in SEEN.get(student, {}).items())
+    if ANSWERS[student] is not None:
+        seen += (CellSeen("test_q_axis", (), None if q else H, ANSWERS[student]),)
     record = NotebookSummary(
         outcome="ok",
         notes=(SECRET,),
         zeroed=zeroed,
+        seen=seen,
         score=float(t1 + t2 + q + (written or 0)),
         max_score=6.0,
         cells=cells,
@@ -145,11 +171,56 @@ def test_each_test_cell_counts_what_was_planted(report: Path, cell: str, column:
     assert close(statistic(report, cell, "points_lost"), sum(MAXIMA[cell] - p for p in points))
 
 
-def test_the_test_cells_name_their_function_and_come_most_failed_first(report: Path) -> None:
+@pytest.mark.parametrize("cell", ["test_soft_select", "test_soft_select_2"])
+def test_each_test_cell_counts_the_parts_that_failed(report: Path, cell: str) -> None:
+    parts = [seen[cell][0] for seen in SEEN.values() if cell in seen]
+    assert statistic(report, cell, "failed_visible") == str(parts.count(V))
+    assert statistic(report, cell, "failed_hidden") == str(parts.count(H))
+
+
+def test_the_test_cells_name_their_function_and_come_most_failing_hidden_first(
+    report: Path,
+) -> None:
     rows = list(csv.DictReader((report / "items.csv").open()))
     tests = list(dict.fromkeys((r["cell"], r["item"]) for r in rows if r["kind"] == "test"))
-    # test_soft_select_2: 4 of 12 failed; test_soft_select: 3 failed (and 1 zeroed).
-    assert tests == [("test_soft_select_2", "soft_select"), ("test_soft_select", "soft_select")]
+    # test_soft_select: 3 of 12 failed, all 3 their hidden tests; test_soft_select_2: 4
+    # failed, 1 its hidden tests.
+    assert tests == [("test_soft_select", "soft_select"), ("test_soft_select_2", "soft_select")]
+
+
+def test_the_named_mistakes_count_the_students_most_made_first(report: Path) -> None:
+    made: dict[str, set[str]] = {}
+    for student, cells in SEEN.items():
+        for _, tags in cells.values():
+            for tag in tags:
+                made.setdefault(tag, set()).add(student)
+    rows = list(csv.DictReader((report / "items.csv").open()))
+    mistakes = [r for r in rows if r["kind"] == "mistake"]
+    assert [r["cell"] for r in mistakes if r["statistic"] == "students"] == [AXIS, SCALE, IN_PLACE]
+    for tag, students in made.items():
+        assert statistic(report, tag, "students") == str(len(students))
+        assert close(statistic(report, tag, "share"), len(students) / len(CLASS))
+    assert {r["item"] for r in mistakes} == {"soft_select"}
+    named = (report / "items.html").read_text()
+    assert "3 of 12" in named and "stu_06, stu_09, stu_11" in named
+
+
+def test_the_options_chosen_and_their_flags(report: Path) -> None:
+    recorded = {s: a for s, a in ANSWERS.items() if a is not None}
+    n = len(recorded)
+    assert statistic(report, "test_q_axis", "answers") == str(n)
+    ranked = [recorded[s] for _, s in sorted((TOTALS[list(CLASS).index(s)], s) for s in recorded)]
+    k = max(1, round(UPPER_LOWER * n))
+    for letter in "abcd":
+        chosen = sum(a == letter for a in recorded.values())
+        assert close(statistic(report, "test_q_axis", f"option_{letter}"), chosen / n)
+        upper = sum(a == letter for a in ranked[-k:]) / k
+        lower = sum(a == letter for a in ranked[:k]) / k
+        assert close(statistic(report, "test_q_axis", f"option_{letter}_upper"), upper)
+        assert close(statistic(report, "test_q_axis", f"option_{letter}_lower"), lower)
+    assert close(statistic(report, "test_q_axis", "other"), 1 / n)  # "2"
+    page = (report / "items_anonymous.html").read_text()
+    assert "(d) is chosen by no one" in page
 
 
 def test_the_concept_question_statistics(report: Path) -> None:
@@ -224,7 +295,7 @@ def test_the_anonymous_page_names_no_student(report: Path) -> None:
     # The named page lists who failed each cell; neither shows what a hand-in holds.
     assert "stu_11" in named and "stu_01" not in named  # stu_01 passed every test cell
     assert SECRET not in anonymous and SECRET not in named
-    assert "option" in anonymous  # says the chosen options are not recorded
+    assert "rubric" in anonymous  # says the rubric items are not recorded
 
 
 def test_write_reports_writes_the_items_late_as_the_penalties_say(tmp_path: Path) -> None:
