@@ -202,14 +202,26 @@ def messages_in(
 
 def tags_seen(source: str, test: str, message: str) -> tuple[str, ...]:
     """The tags of the known messages that ``message`` (what the test cell ``source``
-    raised) shows, in the cell's order; the generic ones of :data:`GENERIC` after them."""
+    raised) shows, in the cell's order (of two that fit, the one with more words of its
+    own); the generic ones of :data:`GENERIC` after them."""
     from instructor.anatomy import function_of_test
 
     try:
         known = messages_in(source, test, function_of_test(test) or test)
     except (SyntaxError, UnreadableMistakes):
         known = []
-    own = [m.tag for m in known if m.found_in(message)]
+    found = [m for m in known if m.found_in(message)]
+    # A message that two templates fit ("{} has dtype {}" and "mask(4) has dtype {}") is
+    # the more specific one's: the other's words are all in it.
+    own = [
+        m.tag
+        for m in found
+        if not any(
+            len("".join(o.chunks)) > len("".join(m.chunks))
+            and all(chunk in o.text for chunk in m.chunks)
+            for o in found
+        )
+    ]
     generic = [tag for tag, m in GENERIC.items() if m.found_in(message)]
     return tuple(dict.fromkeys(own + generic))
 

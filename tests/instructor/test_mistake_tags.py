@@ -50,3 +50,15 @@ def test_every_message_of_the_course_has_a_tag_of_its_own() -> None:
                 texts[message.tag].add(message.text)
     assert {tag: t for tag, t in texts.items() if len(t) > 1} == {}
     assert set(course_table()) == set(texts) | set(GENERIC)
+
+
+def test_of_two_messages_that_fit_the_more_specific_is_named() -> None:
+    cell = CELL.replace(
+        "known = {",
+        'check(a, hint=f"{name} has dtype {d}, expected bool")\n'
+        'check(b, hint=f"window(4) has dtype {d}, expected bool")\nknown = {',
+    )
+    tags = {m.text: m.tag for m in messages_in(cell, "test_window", "window")}
+    assert "{} has dtype {}, expected bool" in tags
+    shown = "window(4) has dtype torch.int64, expected bool"
+    assert tags_seen(cell, "test_window", shown) == (tags["window(4) has dtype {}, expected bool"],)
