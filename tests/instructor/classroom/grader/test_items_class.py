@@ -27,15 +27,9 @@ from collections import Counter
 import pytest
 
 from instructor import anatomy, registry
+from instructor.classroom.grader import records
 from instructor.classroom.grader.items import write_items
-from instructor.classroom.grader.records import (
-    CellGrade,
-    CellSeen,
-    FailedPart,
-    HandInSummary,
-    Manual,
-    NotebookSummary,
-)
+from instructor.classroom.grader.records import CellSeen, FailedPart, Manual
 from instructor.classroom.kernel import probe as probe_kernel
 from instructor.classroom.worker import Outcome
 from instructor.classroom.worker.judge import Channel, run_test
@@ -150,21 +144,22 @@ def _verdicts(judged: dict, planned: dict) -> dict[str, Verdict]:
     return {test: v for case in planned["cases"].values() for test, v in judged[case].items()}
 
 
-def _summary(student: str, planned: dict, verdicts: dict[str, Verdict]) -> HandInSummary:
+def _summary(student: str, planned: dict, verdicts: dict[str, Verdict]) -> records.HandInSummary:
     """The hand-in's record, as the grader writes it from the verdicts and the gradebook."""
     manual, points = planned["written"]
+    passed = {test: verdicts.get(test, (False, None))[0] for test in TESTS}
     cells = tuple(
-        CellGrade(test, POINTS[test] if verdicts.get(test, (False, None))[0] else 0.0, POINTS[test])
+        records.CellGrade(test, POINTS[test] if passed[test] else 0.0, POINTS[test])
         for test in TESTS
-    ) + (CellGrade(WRITTEN, None if points is None else float(points), 2.0, manual),)
-    record = NotebookSummary(
+    ) + (records.CellGrade(WRITTEN, None if points is None else float(points), 2.0, manual),)
+    record = records.NotebookSummary(
         outcome=planned["outcome"],
         score=sum(g.score or 0 for g in cells),
         max_score=sum(POINTS.values()),
         cells=cells,
         seen=tuple(s for _, s in verdicts.values() if s is not None),
     )
-    return HandInSummary(student, A, notebooks={A: record})
+    return records.HandInSummary(student, A, notebooks={A: record})
 
 
 @pytest.fixture(scope="module")
