@@ -15,9 +15,11 @@ import pytest
 from instructor import anatomy
 from instructor.classroom.grader.records import ZeroedTest, ZeroKind
 from instructor.classroom.kernel.guard import REPORT_PREFIX
+from instructor.classroom.worker import FailedPart
 from instructor.classroom.worker import session as execute
 from instructor.classroom.worker.isolation import Limits
 from instructor.classroom.worker.session import _guard_report, _with_guards, unexecuted
+from instructor.grading_cases import load_cases
 
 ASSIGNMENT = "01_vector_sets"
 FUNCTIONS = ("one_hot", "frame_signal", "context_window")
@@ -76,6 +78,10 @@ def test_test_cells_are_judged_outside_the_kernel(release: nbformat.NotebookNode
     result = execute.execute_notebook(dict(solved), ASSIGNMENT, Limits(cell_seconds=60))
     assert result.outcome == "ok" and result.probes > 0, result.detail
     assert all(not _errors(c) for c in anatomy.test_cells(nbformat.from_dict(result.notebook)))
+    # What the grader records for the item analysis: the concept answers it read, no failure.
+    questions = {f"test_{q}" for q in anatomy.solution_sources(solved) if q.startswith("q_")}
+    assert {s.test for s in result.seen} == questions
+    assert all(s.answer and not s.failed and not s.tags for s in result.seen), result.seen
     cheat = (
         "import helpers.checks as hc\n"
         "for name in dir(hc):\n"
@@ -84,12 +90,22 @@ def test_test_cells_are_judged_outside_the_kernel(release: nbformat.NotebookNode
         "get_ipython().user_ns['check_close'] = lambda *a, **k: None\n"
     )
     wrong = {name: f"{cheat}\ndef {name}(*args, **kwargs):\n    return 0\n" for name in FUNCTIONS}
+    # one_hot makes a named mistake: the grader records its tag, from the message it saw.
+    named = next(c for c in load_cases(ASSIGNMENT) if c.function == "one_hot" and c.message)
+    wrong["one_hot"] = f"{cheat}\n{named.source}"
     result = execute.execute_notebook(
         dict(anatomy.complete(release, wrong)), ASSIGNMENT, Limits(cell_seconds=60)
     )
     assert result.outcome == "ok", result.detail
-    failed = [_errors(c) for c in anatomy.test_cells(nbformat.from_dict(result.notebook))]
-    assert all(failed), "a replaced check made a test pass"
+    cells = anatomy.test_cells(nbformat.from_dict(result.notebook))
+    failed = {anatomy.grade_id(c): _errors(c) for c in cells}
+    one_hot = set(anatomy.tests_of("one_hot", list(failed))) - {"test_one_hot"}  # may pass
+    assert all(e for t, e in failed.items() if t not in one_hot), "a replaced check passed"
+    seen = {s.test: s for s in result.seen}
+    assert {t for t, s in seen.items() if s.failed == FailedPart.VISIBLE} >= {
+        f"test_{name}" for name in FUNCTIONS
+    }
+    assert seen["test_one_hot"].tags and seen["test_one_hot"].tags[0].startswith("one_hot:")
 
 
 def _errors(cell: nbformat.NotebookNode) -> list:
