@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from instructor.classroom.grader.course import ResumeState
-from instructor.classroom.grader.items import UPPER_LOWER, write_items
+from instructor.classroom.grader.items import UPPER_LOWER, Item, option_flags, write_items
 from instructor.classroom.grader.records import (
     CellGrade,
     CellSeen,
@@ -370,3 +370,18 @@ def test_a_class_of_one_with_a_missing_notebook_has_no_statistic_it_cannot_have(
         assert math.isnan(concept.stats[name])
     assert statistic(tmp_path, "", "share_late") == ""  # not known without a gradebook
     assert statistic(tmp_path, "test_q_axis", "point_biserial") == ""
+
+
+def test_the_options_are_flagged_as_their_shares_say() -> None:
+    item = Item("concept", "q_axis", "abcd", "b")
+    shares = {"a": (0.2, 0.5, 0.0), "b": (0.6, 0.25, 0.75), "c": (0.2, 0.25, 0.25), "d": (0, 0, 0)}
+    stats = {"answers": 20.0}
+    for letter, (share, upper, lower) in shares.items():
+        stats |= {f"option_{letter}": share, f"option_{letter}_upper": upper}
+        stats |= {f"option_{letter}_lower": lower}
+    assert option_flags(item, stats) == (
+        "(a) is chosen more by the upper group than the lower",
+        "(b), the right answer, is chosen less by the upper group",
+        "(d) is chosen by no one",
+    )
+    assert option_flags(item, {"answers": 0}) == ()
