@@ -9,7 +9,7 @@ The self-study edition of a notebook (``self_study/<id>/<id>.ipynb``, generated 
   the same ones a grader runs, with their messages;
 - :func:`reveal`, only when the learner calls it: the reference solution of an exercise,
   or the right answer of a question and its reason;
-- :func:`progress` in the last cell: the exercises that pass their visible and their
+- :func:`progress_report` in the last cell: the exercises that pass their visible and their
   further tests, the questions answered right, out of how many.
 
 What a cell needs (the answer, the hidden tests, the reference solution) travels in the
@@ -30,7 +30,7 @@ from typing import Any
 
 from helpers.checks import check_choice, check_number
 
-__all__ = ["check_answer", "decode", "encode", "further_tests", "progress", "reveal"]
+__all__ = ["check_answer", "decode", "encode", "further_tests", "progress_report", "reveal"]
 
 _EXERCISES: dict[str, dict[str, Any]] = {}
 _QUESTIONS: dict[str, dict[str, Any]] = {}
@@ -194,7 +194,7 @@ def reveal(name: str) -> None:
 # Progress ------------------------------------------------------------------------------
 
 
-def progress(title: str, exercises: list[str], questions: list[str]) -> None:
+def progress_report(title: str, exercises: list[str], questions: list[str]) -> None:
     """Print what the learner has done in the notebook ``title``: the exercises passing
     their visible tests and their further tests, the questions answered right, out of how
     many. Every check is run again now, on the notebook's current definitions and answers.

@@ -17,7 +17,7 @@ tests), with:
 - after each exercise's test cells, :func:`helpers.self_study.further_tests`: the hidden
   tests of those cells (the grader's), and a cell with the call that reveals the reference
   solution, commented out: nothing is shown unless the learner asks;
-- a last cell printing the learner's progress (:func:`helpers.self_study.progress`).
+- a last cell printing the learner's progress (:func:`helpers.self_study.progress_report`).
 
 What these cells need travels encoded in them (:func:`helpers.self_study.encode`). The
 class's ``notebooks/`` and what ``generate_assignment`` releases hold none of it
@@ -254,7 +254,9 @@ def edition(
             source = (
                 "# The self-study edition's checks: questions, further tests, reveal, "
                 "progress.\n"
-                "from helpers.self_study import check_answer, further_tests, progress, reveal"
+                "from helpers.self_study import (\n"
+                "    check_answer, further_tests, progress_report, reveal\n"
+                ")"
             )
             cells.append(_cell("code", "imports", source, "self-study-imports"))
         if test_id in last_test:
@@ -286,7 +288,8 @@ def edition(
         _cell(
             "code",
             "progress",
-            f"progress(\n    {notebook.heading[2:]!r},\n    {exercises!r},\n    {asked!r},\n)",
+            f"progress_report(\n    {notebook.heading[2:]!r},\n    {exercises!r},\n"
+            f"    {asked!r},\n)",
             "self-study-progress",
         )
     )

@@ -113,6 +113,8 @@ def test_further_tests_pass_fail_and_reveal(capsys) -> None:
         )
     run("reveal('double')", namespace)
     assert "def double(x):\n    return 2 * x" in capsys.readouterr().out
+    run('q_x = "a"\ncheck_answer("q_x", choice)', {})  # reveal shows what a check holds
+    capsys.readouterr()
     run("reveal('q_x')", {})
     assert capsys.readouterr().out == 'q_x: the right answer is "b". Because of b.\n'
     with pytest.raises(KeyError, match="nothing to reveal for 'nothing'"):
@@ -127,7 +129,7 @@ def test_progress_runs_every_check_again_and_counts(capsys) -> None:
         namespace,
     )
     capsys.readouterr()
-    run("progress('01 · T', ['double', 'never_run'], ['q_x', 'q_n', 'q_never'])", namespace)
+    run("progress_report('01 · T', ['double', 'never_run'], ['q_x', 'q_n', 'q_never'])", namespace)
     out = capsys.readouterr().out
     assert "exercises passing their visible tests: 1 of 2" in out
     assert "exercises passing their further tests: 1 of 2" in out
@@ -135,7 +137,10 @@ def test_progress_runs_every_check_again_and_counts(capsys) -> None:
     assert "never_run  " in out and "not checked yet: run its further-tests cell" in out
     assert "not right yet" in out and "visible_passed" not in out
     # the learner changes a function: progress runs its tests again
-    run("def double(x):\n    return abs(2 * x)\nprogress('01 · T', ['double'], [])", namespace)
+    run(
+        "def double(x):\n    return abs(2 * x)\nprogress_report('01 · T', ['double'], [])",
+        namespace,
+    )
     out = capsys.readouterr().out
     assert "exercises passing their visible tests: 1 of 1" in out
     assert "exercises passing their further tests: 0 of 1" in out

@@ -167,3 +167,48 @@ def test_with_the_setting_off_the_release_removes_the_edition(tmp_path: Path) ->
     off = registry.load(tmp_path)
     assert colab.landing_url("01_vector_sets", off) == colab.colab_url("01_vector_sets", off)
     assert colab.landing_url("01_vector_sets") == colab.self_study_url("01_vector_sets")
+
+
+def _names(source: str) -> set[str]:
+    """The names a cell's code binds or reads (IPython's ``%`` and ``!`` lines left out)."""
+    import ast
+
+    code = "\n".join(
+        line[: len(line) - len(line.lstrip())] + "pass"
+        if line.lstrip().startswith(("%", "!"))
+        else line
+        for line in source.splitlines()
+    )
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.add(node.name)
+    return names
+
+
+@pytest.mark.parametrize("notebook_id", IDS)
+def test_the_editions_names_shadow_nothing_of_the_notebook(notebook_id: str) -> None:
+    """A name the edition's own cells bring in (``check_answer``, ``progress_report``, ...)
+    is no name the class's cells bind or use: a learner's training cell calling the course's
+    ``progress`` bar got the edition's function of that name instead."""
+    notebook = committed(notebook_id)
+    edition_cells = [c for c in notebook.cells if anatomy.has_tag(c, self_study.TAG)]
+    imports = set().union(
+        *(_names(c.source) for c in edition_cells if c.cell_type == "code" and "import" in c.source)
+    )
+    theirs = set().union(
+        *(
+            _names(c.source)
+            for c in anatomy.read_released(notebook_id).cells
+            if c.cell_type == "code"
+        )
+    )
+    assert imports, "the edition imports nothing of helpers.self_study"
+    assert not imports & theirs, (
+        f"{notebook_id}: the self-study edition's {sorted(imports & theirs)} shadow the "
+        "notebook's own names"
+    )
