@@ -48,14 +48,20 @@ A wrong option is flagged where no one chose it, or where the upper group chose 
 often than the lower one (a distractor that draws the strongest students); the right one
 where the upper group chose it less often. Per written answer: ``graded``,
 ``awaiting``, ``unanswered`` and ``points_<p>``, the number of answers given p points by
-hand; which rubric items were applied is not recorded.
+hand; where answers were graded with the rubric's items (``instructor.question_grading``,
+its store ``rubric_grading.sqlite`` in the course root), ``rubric_graded``, the graded
+answers whose saved score is still the gradebook's (a score changed in formgrader since
+leaves its items out), and ``rubric_<item>``, how many of them had the item applied.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import json
 import math
 import re
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -64,6 +70,7 @@ import numpy as np
 from nbgrader.api import MissingEntry
 
 from instructor.classroom.grader.records import (
+    CellGrade,
     CellOutcome,
     CellSeen,
     FailedPart,
@@ -84,10 +91,16 @@ UPPER_LOWER = 0.27
 """The share of hand-ins in each of the upper and lower groups (Kelley, 1939)."""
 
 NOT_RECORDED = (
-    "Not recorded, so not shown: which rubric items a written answer got (formgrader keeps "
-    "one score per cell), and for hand-ins graded before the grader kept them, the part of a "
-    "failed cell that failed, the named mistakes and the chosen options."
+    "Not recorded, so not shown: the rubric items of a written answer graded in formgrader "
+    "(only the question grading tool keeps them), and for hand-ins graded before the grader "
+    "kept them, the part of a failed cell that failed, the named mistakes and the chosen "
+    "options."
 )
+
+RubricKey = tuple[str, str, str, str]
+"""(assignment, notebook, question, student)."""
+Saved = dict[RubricKey, tuple[tuple[str, ...], float]]
+"""The rubric items saved for each answer, and the score saved with them."""
 
 
 @dataclass(frozen=True)
@@ -147,6 +160,9 @@ class ClassCells:
     """Whether each hand-in was late; None where not known."""
     seen: np.ndarray
     """:class:`.records.CellSeen` of each hand-in and cell the grader ran; None elsewhere."""
+    rubric: np.ndarray
+    """The rubric items applied to each hand-in's written answer (a tuple) where its saved
+    score is the gradebook's; None elsewhere."""
 
     @classmethod
     def of(
@@ -154,6 +170,7 @@ class ClassCells:
         assignment: str,
         summaries: list[HandInSummary],
         late: set[tuple[str, str]] | None = None,
+        rubrics: Saved | None = None,
     ) -> ClassCells:
         own = sorted((s for s in summaries if s.assignment == assignment), key=lambda s: s.student)
         grades = {
@@ -180,6 +197,10 @@ class ClassCells:
             [[np.nan if g is None else (g.max_score or 0.0) for g, _ in r] for r in found],
             dtype=float,
         ).reshape(len(students), len(cells))
+        applied = [
+            [_applied(rubrics or {}, assignment, s, c, found[i][j][0]) for j, c in enumerate(cells)]
+            for i, s in enumerate(students)
+        ]
         return cls(
             assignment,
             students,
@@ -192,6 +213,7 @@ class ClassCells:
             np.array([[seen.get((s, c)) for c in cells] for s in students], dtype=object).reshape(
                 len(students), len(cells)
             ),
+            np.array(applied, dtype=object).reshape(len(students), len(cells)),
         )
 
     def ranked(self, rows: np.ndarray) -> np.ndarray:
@@ -200,6 +222,32 @@ class ClassCells:
         index = np.flatnonzero(rows)
         students = np.array(self.students, dtype=object)[index]
         return index[np.lexsort((students, self.total[index]))]
+
+
+def _applied(
+    rubrics: Saved, assignment: str, student: str, cell: tuple[str, str], grade: CellGrade | None
+) -> tuple[str, ...] | None:
+    """The items saved for the answer, where the saved score is still its score."""
+    saved = rubrics.get((assignment, cell[0], cell[1], student))
+    if saved is None or grade is None or grade.score is None:
+        return None
+    items, score = saved
+    return items if math.isclose(score, grade.score) else None
+
+
+def rubric_items(root: Path) -> Saved:
+    """The rubric items each answer was graded with, and the score saved with them, from the
+    question grading tool's store in ``root`` (``{}`` without one)."""
+    from instructor.question_grading import STORE_NAME
+
+    path = root / STORE_NAME
+    if not path.is_file():
+        return {}
+    with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as store:
+        rows = store.execute(
+            "SELECT assignment, notebook, question, student, items, score FROM saves"
+        ).fetchall()
+    return {(a, n, q, s): (tuple(json.loads(items)), score) for a, n, q, s, items, score in rows}
 
 
 Stats = dict[str, float]
@@ -329,11 +377,15 @@ def written_stats(table: ClassCells, column: int, item: Item) -> Stats:
     outcome = table.outcome[:, column]
     graded = outcome == str(CellOutcome.GRADED)
     points, counts = np.unique(table.score[graded, column], return_counts=True)
+    applied = [items for items in table.rubric[graded, column] if items is not None]
+    names, uses = np.unique([i for items in applied for i in items], return_counts=True)
     return {
         "graded": int(np.count_nonzero(graded)),
         "awaiting": int(np.count_nonzero(outcome == str(CellOutcome.AWAITING))),
         "unanswered": int(np.count_nonzero(outcome == str(CellOutcome.UNANSWERED))),
         **{f"points_{p:g}": int(c) for p, c in zip(points, counts, strict=True)},
+        **({"rubric_graded": len(applied)} if applied else {}),
+        **{f"rubric_{i}": int(c) for i, c in zip(names, uses, strict=True)},
     }
 
 
@@ -416,11 +468,12 @@ def analyse(
     registry: Course | None = None,
     late: set[tuple[str, str]] | None = None,
     texts: dict[str, str] | None = None,
+    rubrics: Saved | None = None,
 ) -> AssignmentItems:
     """The item analysis of ``assignment`` from ``summaries``; ``late``: (student,
     assignment) of the late hand-ins, None where not known; ``texts``: the message of each
     mistake tag (:func:`mistake_texts`)."""
-    table = ClassCells.of(assignment, summaries, late)
+    table = ClassCells.of(assignment, summaries, late, rubrics)
     students = np.array(table.students, dtype=object)
     items = []
     for column, (notebook, cell) in enumerate(table.cells):
@@ -507,6 +560,7 @@ def write_items(
     *,
     registry: Course | None = None,
     late: set[tuple[str, str]] | None = None,
+    rubrics: Saved | None = None,
 ) -> list[AssignmentItems]:
     """``items.csv``, ``items.html``, ``items_anonymous.html`` and one figure per assignment
     (``items_<assignment>.png``) in ``folder``; return the analyses."""
@@ -515,7 +569,7 @@ def write_items(
     registry = registry if registry is not None else course_registry()
     assignments = list(dict.fromkeys(s.assignment for s in summaries))
     texts = mistake_texts(registry)
-    analyses = [analyse(a, summaries, registry, late, texts) for a in assignments]
+    analyses = [analyse(a, summaries, registry, late, texts, rubrics) for a in assignments]
     folder.mkdir(parents=True, exist_ok=True)
     write_rows(folder / "items.csv", csv_rows(analyses))
     figures = {a.table.assignment: figure_png(a) for a in analyses}
@@ -561,4 +615,5 @@ def recorded_items(
     recorded = [s for s in grader.state.load(assignments) if (s.assignment, s.student) in present]
     summaries = from_gradebook(grader.course, recorded)
     late = late_hand_ins(grader.course, summaries)
-    return write_items(grader.reports, summaries, late=late)
+    rubrics = rubric_items(grader.course.root)
+    return write_items(grader.reports, summaries, late=late, rubrics=rubrics)

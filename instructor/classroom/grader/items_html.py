@@ -109,12 +109,14 @@ def _table(kind: ItemKind, items: tuple[CellItem, ...], anonymous: bool) -> list
     headings = ["notebook", "cell", "item", *(h for _, h, _ in columns)]
     if kind == "written" or not anonymous:
         headings.append(extra)
+    if kind == "written":
+        headings.append("rubric items applied")
     lines = [f"<h3>{TITLES[kind]}</h3>", "<table>", _row(headings, "th")]
     for i in items:
         cells = [i.notebook, i.cell, i.item.name]
         cells += [_number(i.stats.get(key, math.nan), share) for key, _, share in columns]
         if kind == "written":
-            cells.append(_points(i.stats))
+            cells += [_points(i.stats, "points_"), _points(i.stats, "rubric_")]
         elif not anonymous:
             cells.append(", ".join(i.failing))
         lines.append(_row(cells, "td"))
@@ -161,9 +163,16 @@ def _mistakes(analysis: AssignmentItems, anonymous: bool) -> list[str]:
     return [*lines, "</table>"]
 
 
-def _points(stats: Stats) -> str:
-    given = [(k.removeprefix("points_"), v) for k, v in stats.items() if k.startswith("points_")]
-    return ", ".join(f"{points}: {count}" for points, count in given) or "–"
+def _points(stats: Stats, prefix: str) -> str:
+    """``points_<p>`` (the answers given p points) or ``rubric_<item>`` (the answers graded
+    with the item) as ``p: count, ...``."""
+    given = [
+        (k.removeprefix(prefix), v)
+        for k, v in stats.items()
+        if k.startswith(prefix) and k != "rubric_graded"
+    ]
+    text = ", ".join(f"{points}: {count}" for points, count in given) or "–"
+    return f"{text} (of {stats['rubric_graded']})" if prefix == "rubric_" and given else text
 
 
 def _row(cells: list[str], tag: str) -> str:

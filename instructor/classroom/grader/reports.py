@@ -48,7 +48,7 @@ from instructor.classroom.grader.course import (
     student_names,
 )
 from instructor.classroom.grader.integrity import read_submission_file
-from instructor.classroom.grader.items import late_hand_ins, write_items
+from instructor.classroom.grader.items import late_hand_ins, rubric_items, write_items
 from instructor.classroom.grader.records import HandInSummary, attention, cell_outcome, contain
 from instructor.exchange import ExchangeRecord, read_records
 from instructor.feedback import feedback_config
@@ -189,7 +189,8 @@ def write_reports(
         if penalties is None
         else {key for key, penalty in penalties.items() if penalty > 0}
     )
-    write_items(folder, summaries, late=late)
+    rubrics = rubric_items(course.root) if course is not None else None
+    write_items(folder, summaries, late=late, rubrics=rubrics)
     if say is not None:
         flagged = flagged_hand_ins(summaries, copies or {})
         say(f"integrity report: {integrity_count(flagged, summaries)} ({folder / 'integrity.md'})")

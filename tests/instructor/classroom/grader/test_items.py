@@ -4,8 +4,11 @@ by a formula of its own (``statistics``, sums over the planted table), never by 
 from __future__ import annotations
 
 import base64
+import contextlib
 import csv
+import json
 import math
+import sqlite3
 import statistics
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -15,7 +18,13 @@ from pathlib import Path
 import pytest
 
 from instructor.classroom.grader.course import ResumeState
-from instructor.classroom.grader.items import UPPER_LOWER, Item, option_flags, write_items
+from instructor.classroom.grader.items import (
+    UPPER_LOWER,
+    Item,
+    option_flags,
+    rubric_items,
+    write_items,
+)
 from instructor.classroom.grader.records import (
     CellGrade,
     CellSeen,
@@ -28,6 +37,7 @@ from instructor.classroom.grader.records import (
 )
 from instructor.classroom.grader.reports import write_reports
 from instructor.mistake_tags import GENERIC
+from instructor.question_grading import SCHEMA, STORE_NAME
 from instructor.registry import parse
 
 A = "01_tiny"
@@ -385,3 +395,25 @@ def test_the_options_are_flagged_as_their_shares_say() -> None:
         "(d) is chosen by no one",
     )
     assert option_flags(item, {"answers": 0}) == ()
+
+
+def test_the_rubric_items_applied_are_counted_where_their_score_holds(tmp_path: Path) -> None:
+    """From the question grading tool's store: an answer whose score changed since (in
+    formgrader) is left out."""
+    saves = {  # student: (items, score saved); the gradebook's: CLASS
+        "stu_01": (["names_axis", "example"], 2.0),
+        "stu_02": (["names_axis"], 1.0),
+        "stu_03": (["names_axis"], 1.0),  # stale: the gradebook has 2
+    }
+    with contextlib.closing(sqlite3.connect(tmp_path / STORE_NAME)) as store:
+        store.executescript(SCHEMA)
+        store.executemany(
+            "INSERT INTO saves VALUES (?, ?, ?, ?, ?, '', 0, '', ?, 'ta', '', 1)",
+            [(A, A, "written_why", s, json.dumps(i), p) for s, (i, p) in saves.items()],
+        )
+        store.commit()
+    write_items(tmp_path, SUMMARIES, registry=REGISTRY, rubrics=rubric_items(tmp_path))
+    assert statistic(tmp_path, "written_why", "rubric_graded") == "2"
+    assert statistic(tmp_path, "written_why", "rubric_names_axis") == "2"
+    assert statistic(tmp_path, "written_why", "rubric_example") == "1"
+    assert "example: 1, names_axis: 2 (of 2)" in (tmp_path / "items_anonymous.html").read_text()
