@@ -237,7 +237,7 @@ def additive_scores(q, K, W_q, W_k, w):
         "softmax",
         "max over the whole array: rows far apart underflow",
         {"x.max(axis=axis, keepdims=True)": "x.max()"},
-        hidden=True,
+        message="the maximum subtracted is not each row's own",
     ),
     Mutation(
         "softmax",
@@ -274,6 +274,7 @@ def additive_scores(q, K, W_q, W_k, w):
         "subtracts the minimum instead of the maximum",
         {"x.max(axis=axis, keepdims=True)": "x.min(axis=axis, keepdims=True)"},
         message="subtract each row's maximum",
+        hidden=True,
     ),
     Case(
         "softmax",
@@ -339,6 +340,7 @@ def softmax(x, axis=-1):
         "soft_select",
         "unstable exp: NaN at tiny temperatures",
         {"np.exp(scores - scores.max())": "np.exp(scores)"},
+        message="the maximum score is not subtracted before exp",
     ),
     Mutation(
         "soft_select",

@@ -47,6 +47,13 @@ CASES = [
     }, message="Likely cause: shapes that cannot be multiplied"),
     Mutation("self_attention_columns", "softmax as exp / sum, overflows for large scores", {
         "torch.softmax(A, dim=0)": "A.exp() / A.exp().sum(dim=0, keepdim=True)",
+    }, message="exp of a large score overflows to inf"),
+    Mutation("self_attention_columns", "computed in float32, cast back to the inputs' dtype", {
+        "    Q = W_q @ I  # (q, n)\n":
+            "    dtype = I.dtype\n"
+            "    I, W_q, W_k, W_v = I.float(), W_q.float(), W_k.float(), W_v.float()\n"
+            "    Q = W_q @ I  # (q, n)\n",
+        "return O, A_prime": "return O.to(dtype), A_prime.to(dtype)",
     }, hidden=True),
     Mutation("self_attention_columns", "returns A_prime transposed (one row per query)", {
         "return O, A_prime": "return O, A_prime.T",

@@ -143,6 +143,13 @@ def relative_positions(n, max_distance):
         "torch.arange(0, d, 2, dtype=x.dtype, device=x.device)":
             "torch.arange(0, d, 2, device=x.device).float()",
         "positions.to(x.dtype)": "positions.float()",
+    }),
+    Mutation("apply_rope", "frequencies in float32 for a float64 x (arange without dtype)", {
+        "torch.arange(0, d, 2, dtype=x.dtype, device=x.device)":
+            "torch.arange(0, d, 2, device=x.device)",
+    }, message="is right only to about float32 precision"),
+    Mutation("apply_rope", "n = x.shape[1], the Keras (batch, n, d) habit", {
+        "n, d = x.shape[-2], x.shape[-1]": "n, d = x.shape[1], x.shape[-1]",
     }, hidden=True),
     Case("apply_rope", "right", "complex numbers with torch.view_as_complex and torch.polar", '''
 def apply_rope(x, positions=None):

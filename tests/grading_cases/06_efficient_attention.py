@@ -110,6 +110,9 @@ def local_mask(n, window):
     }, message="global_tokens may be a 1-D integer tensor"),
     Mutation("global_mask", "off by one in the range check: an index equal to n passes", {
         "if not 0 <= i < n:": "if not 0 <= i <= n:",
+    }, message="should raise ValueError for an index equal to n = 6"),
+    Mutation("global_mask", "only -1 refused of the negative indices (tried on -1 alone)", {
+        "if not 0 <= i < n:": "if i == -1 or i >= n:",
     }, hidden=True),
     Case("global_mask", "right", "index_fill on rows and columns", '''
 def global_mask(n, global_tokens):

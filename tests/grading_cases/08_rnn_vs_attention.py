@@ -270,6 +270,9 @@ def linear_attention_recurrent(Q, K, V, eps=1e-6):
         "phi_k = F.elu(K) + 1": "phi_k = F.elu(K.float()) + 1",
         "return torch.stack(outputs, dim=-2)": "return torch.stack(outputs, dim=-2).to(Q.dtype)",
     }, hidden=True),
+    Mutation("linear_attention_recurrent", "calls causal_linear_attention (the text forbids it)", {
+        "    outputs = []\n": "    return causal_linear_attention(Q, K, V, eps)\n",
+    }, message="so no call of causal_linear_attention"),
     Mutation("linear_attention_recurrent", "outer product indexed for 2-D (a new shape error)", {
         "S = S + k_t.unsqueeze(-1) * v_t.unsqueeze(-2)": "S = S + k_t[:, None] * v_t[None, :]",
     }, message="Likely cause: shapes that do not broadcast"),
