@@ -407,6 +407,10 @@ def role_config(settings: HubSettings, role: str, instructor_course: Path) -> No
         server["ServerApp"]["tornado_settings"] = {
             "headers": {"Content-Security-Policy": INSTRUCTOR_CSP}
         }
+        # The grading page by question (instructor.grading_page) on the instructor's course
+        # folder: graders are the hub group formgrade-<course>, as for formgrader.
+        server["ServerApp"]["jpserver_extensions"]["instructor.grading_page"] = True
+        server["RubricGradingPage"] = {"course_root": str(instructor_course)}
         nbgrader = (
             '"""Instructors: the course folder\'s configuration (written by make hub)."""\n'
             "c = get_config()  # noqa: F821\n"

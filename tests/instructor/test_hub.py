@@ -119,6 +119,10 @@ def test_prepare_as_root_makes_private_homes_and_the_course_exchange_the_instruc
     assert "tornado_settings" not in student["ServerApp"]  # JupyterHub's 'none' stays
     extensions = student["ServerApp"]["jpserver_extensions"]
     assert extensions["nbgrader.server_extensions.formgrader"] is False
+    # The grading page by question: in the instructor's server, on the course folder only.
+    assert "instructor.grading_page" not in extensions
+    assert teacher["ServerApp"]["jpserver_extensions"]["instructor.grading_page"] is True
+    assert teacher["RubricGradingPage"]["course_root"] == str(settings.course_folder("unitteach"))
     assert (
         "ExchangeSubmit.strict = True"
         in (settings.config_folder("student") / "nbgrader_config.py").read_text()
