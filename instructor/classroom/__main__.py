@@ -102,6 +102,14 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--timeout", type=float, default=Limits.wall_seconds, help="s/notebook")
     grade.add_argument("--cell-timeout", type=int, default=Limits.cell_seconds, help="s/cell")
     grade.add_argument("--memory", type=int, default=Limits.memory_mib, help="MiB/process")
+    grade.add_argument(
+        "--exclude-test",
+        metavar="GRADE_ID",
+        help="leave this test cell out of the totals, LMS exports and item analysis from now "
+        "on (with --reason); kept in .grading/excluded.json until --include-test",
+    )
+    grade.add_argument("--reason", help="why --exclude-test leaves the cell out")
+    grade.add_argument("--include-test", metavar="GRADE_ID", help="count a left-out cell again")
     items = commands.add_parser(
         "items",
         help="write the item analysis (reports/items.*) from the records, grading nothing",
@@ -124,6 +132,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--lms, --pattern, --replace, --zip-times and --times go with --zip")
     if args.lms and args.pattern:
         parser.error("give --lms or --pattern, not both")
+    if args.exclude_test and not (args.reason or "").strip():
+        parser.error("--exclude-test needs --reason: why the cell is left out")
+    if args.reason and not args.exclude_test:
+        parser.error("--reason goes with --exclude-test")
+    if args.exclude_test or args.include_test:
+        from instructor.classroom.grader.excluded import exclude, put_back
+
+        if args.exclude_test:
+            exclude(args.root, args.assignments, args.exclude_test, args.reason)
+        if args.include_test:
+            put_back(args.root, args.assignments, args.include_test)
 
     from instructor.classroom.grader.course import GradebookChanged, SetupError
     from instructor.classroom.grader.pipeline import ClassGrader, ClusterError

@@ -608,12 +608,13 @@ def recorded_items(
     ``submitted/``, as ``make grade`` writes it, from the records and the gradebook's
     scores (given by hand since included), grading nothing."""
     from instructor.classroom.grader.course import from_gradebook
+    from instructor.classroom.grader.excluded import read_excluded, without
     from instructor.classroom.grader.pipeline import ClassGrader
 
     grader = ClassGrader(root, db_url=db_url, feedback=False, progress=False)
     present = {(a, s) for a in assignments for s in grader.present(a)}
     recorded = [s for s in grader.state.load(assignments) if (s.assignment, s.student) in present]
-    summaries = from_gradebook(grader.course, recorded)
+    summaries = without(from_gradebook(grader.course, recorded), read_excluded(grader.root))
     late = late_hand_ins(grader.course, summaries)
     rubrics = rubric_items(grader.course.root)
     return write_items(grader.reports, summaries, late=late, rubrics=rubrics)

@@ -47,6 +47,7 @@ from instructor.classroom.grader.course import (
     late_penalties,
     student_names,
 )
+from instructor.classroom.grader.excluded import Excluded, excluded_lines, read_excluded, without
 from instructor.classroom.grader.integrity import read_submission_file
 from instructor.classroom.grader.items import late_hand_ins, rubric_items, write_items
 from instructor.classroom.grader.records import HandInSummary, attention, cell_outcome, contain
@@ -131,13 +132,16 @@ def write_reports(
     copies: Mapping[str, list[CopyPair]] | None = None,
     penalties: Mapping[tuple[str, str], float] | None = None,
     say: Callable[[str], None] | None = None,
+    excluded: Excluded | None = None,
 ) -> list[HandInSummary]:
     """Every report in ``folder`` (see the module docstring) of ``present_students`` (None:
     everyone); return the summaries reported; ``say`` gets the integrity report's count, as
     the report states it. ``course`` gives the scores read again from
     its gradebook and the late penalties (unless the caller passes ``penalties``, made on
     scores it read already), the students' names and LMS ids, and the near copies (unless
-    ``copies`` is given); without it the exports carry student ids only, no penalties."""
+    ``copies`` is given); without it the exports carry student ids only, no penalties.
+    ``excluded``: the test cells left out of every report (:mod:`.excluded`; by default
+    the course's ``.grading/excluded.json``)."""
     if present_students is not None:
         summaries = [s for s in summaries if s.student in present_students]
     folder.mkdir(parents=True, exist_ok=True)
@@ -154,6 +158,9 @@ def write_reports(
         if copies is None:
             assignments = list(dict.fromkeys(s.assignment for s in summaries))
             copies = course_copies(course, assignments, {s.student for s in summaries})
+    if excluded is None:
+        excluded = read_excluded(course.root) if course is not None else {}
+    summaries = without(summaries, excluded)
     grades: list[list[object]] = [list(GRADES_HEADER)]
     for summary in summaries:
         for name, record in summary.notebooks.items():
@@ -179,7 +186,9 @@ def write_reports(
     exchange = [
         r for r in (read_records(course.root) if course else []) if r.assignment in assignments
     ]
-    (folder / "integrity.md").write_text(integrity_markdown(summaries, copies, exchange))
+    integrity = integrity_markdown(summaries, copies, exchange)
+    integrity += "".join(f"{line}\n" for line in excluded_lines(excluded, assignments))
+    (folder / "integrity.md").write_text(integrity)
     # Late as the gradebook has it (a late hand-in may carry no penalty); without a course,
     # as the penalties say.
     late = (
