@@ -46,6 +46,8 @@ POINTS = {
     for c in [*TESTS.values(), *anatomy.written_cells(SOLUTION)]
 }
 ENTRY = registry.load().notebook(A)
+# The cases are judged once per process: the module's tests stay on one xdist worker.
+pytestmark = pytest.mark.xdist_group("items-class-03")
 Verdict = tuple[bool, CellSeen | None]
 """A test cell's verdict: passed, and what the grader saw."""
 
