@@ -19,9 +19,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from instructor.classroom.grader.course import WORK
 from instructor.classroom.grader.records import HandInSummary
 
-EXCLUDED_FILE = Path(".grading") / "excluded.json"
+EXCLUDED_FILE = Path(WORK) / "excluded.json"
 
 Excluded = Mapping[str, Mapping[str, str]]
 """assignment -> {test cell: why it is left out}."""
