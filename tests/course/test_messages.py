@@ -12,6 +12,8 @@ literal part: a phrase may run on into a placeholder's value);
 ``test_wrong_answer_gets_its_message`` in
 ``test_autograde.py`` then proves that a student who makes that mistake reads it.
 
+The messages are read by ``instructor.mistake_tags.messages_in``, which also gives each its
+tag: the class grader records the tags of the messages a student saw, for the item analysis.
 The messages without such a case yet are listed in ``UNPROVEN`` (the list may only shrink:
 a message that gains a case must leave it, and a new message must come with its case).
 """
