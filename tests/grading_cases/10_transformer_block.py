@@ -152,7 +152,7 @@ class PositionwiseFeedForward(nn.Module):
     Mutation("layer_norm", "ValueError without the shapes", {
         'f"{name} has shape {tuple(parameter.shape)}, expected ({d},) for x of shape "\n'
         '                f"{tuple(x.shape)}"': 'f"{name} must match the last dimension of x"',
-    }, message="should mention '(3, 4)'"),
+    }, message="should give the shapes (5,) and (4,)"),
     Mutation("layer_norm", "eps argument ignored", {
         "torch.sqrt(variance + eps)": "torch.sqrt(variance + 1e-5)",
     }, message="the eps argument is ignored"),

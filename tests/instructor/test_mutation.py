@@ -26,11 +26,11 @@ pytestmark = pytest.mark.xdist_group("mutation")
 
 MIN_MUTANTS = 1000
 """Mutants over the course (issue 45: at least 1,000)."""
-MIN_NAMED = 0.981
+MIN_NAMED = 1.0
 """The share of killed mutants a visible test names with an AssertionError, over the course:
-what the course reaches (benchmarks/mutants.md); raise it as the visible tests improve."""
-MIN_NAMED_NOTEBOOK = 0.95
-"""The same share in each notebook (the lowest notebook's)."""
+every one (benchmarks/mutants.md: no mutant is killed by the hidden tests only)."""
+MIN_NAMED_NOTEBOOK = 1.0
+"""The same share in each notebook."""
 MAX_RAW = 0
 """Killed mutants whose first visible failure is not an AssertionError, over the course."""
 MIN_RIGHT = 0.99
@@ -115,3 +115,8 @@ def test_the_course_stays_above_the_bar(results: dict[str, list[Outcome]]) -> No
     assert total.named_share >= MIN_NAMED, f"{100 * total.named_share:.1f}% named"
     assert total.raw <= MAX_RAW, f"{total.raw} raw exceptions in the visible tests"
     assert total.right_share >= MIN_RIGHT, f"right cause {total.right}/{total.guessed}"
+    # A mutant no test kills is a hole in the hidden tests until mutants.toml lists it as
+    # equivalent, with its reason.
+    assert not total.survivors, "survivors, neither killed nor reviewed: " + ", ".join(
+        o.mutant.key for o in total.survivors
+    )
