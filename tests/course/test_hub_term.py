@@ -69,7 +69,7 @@ import nbformat
 import pytest
 from nbgrader.utils import parse_utc
 
-from instructor import anatomy
+from instructor import anatomy, registry
 from instructor.grading_cases import load_cases
 from instructor.paths import COURSE_ROOT
 from support.hub import (
@@ -430,6 +430,24 @@ def autograde_copy(hub: Hub) -> dict[tuple[str, str], float]:
     return scores(copy / "gradebook.db")
 
 
+GRADING_PAGE = "rubric-grading"
+"""The address of ``instructor.grading_page`` in the instructor's server."""
+
+
+def check_grading_page(page, hub: Hub) -> None:
+    """The instructor's grading page by question (``instructor.grading_page``, enabled by
+    ``make hub`` in the instructor's server only) lists 10's written question with cat's
+    answer waiting, read from the course's gradebook, to the hub user of group formgrade."""
+    listing = page.request.get(f"{hub.url}/user/{INSTRUCTOR}/{GRADING_PAGE}")
+    assert listing.status == 200, f"the grading page answered {listing.status}"
+    (question,) = [q.name for q in registry.load().notebook(TEN).written_answers]
+    row = re.search(rf"<tr><td><a [^>]*>{question}</a></td>(.*?)</tr>", listing.text())
+    assert row, f"{question} is not listed:\n{listing.text()[:2000]}"
+    cells = re.findall(r"<td>(.*?)</td>", row.group(1))
+    # assignment, points, graded, waiting, unanswered
+    assert cells[0] == TEN and cells[2:4] == ["0", "1"], cells
+
+
 def open_formgrader(page):
     """The instructor's Nbgrader menu > Formgrader: its panel, on Manage Assignments."""
     page.locator(".lm-MenuBar-item", has_text="Nbgrader").click()
@@ -634,6 +652,8 @@ def run_term(hub: Hub, playwright, step) -> None:
         assert graded == expected, f"class grader {graded} != nbgrader autograde {expected}"
         assert graded[(ANN, ONE)] == 12 and graded[(BEN, ONE)] < 12, (graded, log)
         check_deleted_test_cell(hub)
+        check_grading_page(pages[INSTRUCTOR], hub)
+        step("the grading page by question lists cat's written answer as waiting")
 
         grade_in_formgrader(pages[INSTRUCTOR], hub)
         step("written answer graded in formgrader, in JupyterLab")
@@ -762,6 +782,13 @@ def check_what_students_may_not_do(hub: Hub, pages: dict) -> None:
     theirs = page.request.get(f"{hub.url}/user/{INSTRUCTOR}/formgrader")
     assert theirs.status >= 400 and "Manage Assignments" not in theirs.text(), (
         f"the instructor's server let a student in: {theirs.status}"
+    )
+    # The grading page by question: not in a student's server, and not theirs to open.
+    own = page.request.get(f"{hub.url}/user/{BEN}/{GRADING_PAGE}", max_redirects=0)
+    assert own.status == 404, f"a student's own grading page answered {own.status}"
+    theirs = page.request.get(f"{hub.url}/user/{INSTRUCTOR}/{GRADING_PAGE}")
+    assert theirs.status >= 400 and "waiting" not in theirs.text(), (
+        f"the instructor's grading page let a student in: {theirs.status}"
     )
 
     # Bad hand-ins, through the endpoint the Submit button calls.
