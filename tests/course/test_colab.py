@@ -6,29 +6,33 @@ Colab's runtime (``tests/support/colab_runtime.txt``: ipywidgets 7.7.1, IPython 
 ipykernel 6.17.1, numpy 2.1.3, matplotlib 3.10.0, tqdm 4.67.3, ..., from
 ``googlecolab/backend-info``'s ``pip-freeze.txt``; torch is the course machines' CPU
 wheel), not the course, and a stand-in ``google.colab`` that the kernel imports at start, as
-Colab's does. Each notebook's set-up cell then runs for real: its
+Colab's does. The notebooks' set-up cell then runs for real: its
 ``%pip install "git+https://github.com/<REPOSITORY>@<REF>"`` is pointed at a copy of the
 checkout (what a push would publish), so pip builds and installs the course exactly as it
 would from GitHub (09 also installs torch-geometric from the package index).
 
-For every notebook:
+For every notebook, what its Colab badge opens (``instructor.colab.landing_url``: the
+self-study edition, ``self_study/``, while ``course.toml`` says ``self_study = true``, else
+the class's ``notebooks/``):
 
-- the **student version** (``notebooks/``, what the badge opens) runs top to bottom: the
-  set-up cell succeeds, ``helpers`` is imported from the new environment's site-packages
-  (not from this checkout) next to exactly the pinned versions, every cell before the first
-  exercise's test runs, and every exercise test cell fails with ``NotImplementedError`` (the
-  unsolved exercise), and every concept question's test cell with ``NameError`` naming the
-  question's unset variable;
-- the **completed student version** (each exercise filled in with its solution) runs to
-  the end without any error output and without any stderr output (what a student would see
-  as a red warning), and every cell that calls ``interactive_figure`` or ``progress`` shows
-  the widget (sliders, a progress bar) next to its static figure or text: the widgets were
-  built under Colab's ipywidgets, not skipped.
+- **as the learner gets it**: the set-up cell succeeds, ``helpers`` is imported from the
+  new environment's site-packages (not from this checkout) next to exactly the pinned
+  versions, every cell before the first exercise's test runs, every exercise test cell
+  fails with ``NotImplementedError`` (the unsolved exercise), a concept question's test
+  cell with ``NameError`` naming its unset variable, a self-study check saying the question
+  is not answered yet, and an exercise's further tests saying its visible tests fail first;
+- **completed** (each exercise and question answered with the reference solution): it runs
+  to the end without any error output and without any stderr output (what a learner would
+  see as a red warning), every cell that calls ``interactive_figure`` or ``progress`` shows
+  the widget (sliders, a progress bar) next to its static figure or text (built under
+  Colab's ipywidgets, not skipped), and in the self-study edition the set-up cell tells the
+  learner to save a copy in Drive, every question says right, every exercise's further
+  tests pass and the progress cell counts everything.
 
-Then the **self-study edition** of notebook 01 (``self_study/``, what the badges open),
-completed with the reference answers, runs on the same kernel: its set-up cell tells the
-learner to save a copy in Drive, every question says right, every exercise's further tests
-pass and the progress cell counts everything, without an error or stderr output.
+The line of the set-up cell that installs the course is run for real in the first notebook
+(pip builds the copy of the checkout); every later notebook must hold the same line, which
+is not run again (a second build of the same source would prove nothing new). The set-up
+cells' other lines (09's torch-geometric) run as written.
 
 Limits: Colab runs Python 3.13 and torch 2.11.0, this test the machine's Python and torch
 2.13.0; the front end is not Colab's (nbclient stores what the kernel sends; what Colab's
@@ -36,7 +40,7 @@ browser side draws of a widget is not seen here).
 
 All of it is one test (one environment). The pinned runtime is built once (about 35 s;
 ``make test`` builds it while the course's environment installs) and kept in pytest's
-cache; the test then takes about 3 minutes on two busy cores.
+cache.
 """
 
 from __future__ import annotations
@@ -49,13 +53,12 @@ import nbformat
 import pytest
 
 from instructor import anatomy, registry
-from instructor.paths import NOTEBOOKS
+from instructor.paths import COURSE_ROOT
 from support.colab_image import VERSIONS, colab_pins, colab_runtime, runtime_cache
 from support.studentview import (
     ColabEnv,
     assignments,
     colab_version,
-    completed_notebook,
     execute_on_kernelspec,
     make_colab_env,
 )
@@ -173,54 +176,146 @@ def test_every_notebook_runs_on_colab(tmp_path: Path, pytestconfig: pytest.Confi
     colab = make_colab_env(tmp_path / "colab", colab_runtime(runtime_cache(pytestconfig)))
     failures = {}
     sliders: dict[str, int] = {}
+    course_install: list[str] = []  # the first notebook's line that installs the course
     for assignment in assignments():
         try:
-            sliders[assignment] = check_notebook(assignment, colab, tmp_path)
+            sliders[assignment] = check_notebook(assignment, colab, tmp_path, course_install)
         except AssertionError as error:
             failures[assignment] = str(error)
     assert not failures, "\n\n".join(f"{a}: {m}" for a, m in failures.items())
     # 02, 04, 05 and 06 have sliders today: the test must have seen them
     assert sum(n > 0 for n in sliders.values()) >= 4, f"slider cells per notebook: {sliders}"
-    check_self_study(SELF_STUDY_NOTEBOOK, colab, tmp_path)
 
 
-SELF_STUDY_NOTEBOOK = "01_vector_sets"
-
-
-def check_self_study(assignment: str, colab: ColabEnv, tmp_path: Path) -> None:
-    """The self-study edition of one notebook, completed with the reference answers, on the
-    stand-in Colab (the course installed by the runs above, so its set-up cell runs without
-    its ``%pip`` lines): the set-up cell tells the learner to save a copy, every question
-    says right, every exercise's further tests pass, the progress cell counts everything,
-    and nothing fails or writes to stderr."""
+def landing_notebook(assignment: str) -> Path:
+    """The notebook a Colab badge opens: the path after the ref in the badge's address (the
+    self-study edition while ``course.toml`` says so, else the class's)."""
     from instructor import colab as badges
-    from instructor import self_study
 
-    edition = nbformat.read(self_study.self_study_path(assignment), as_version=4)
-    done = anatomy.complete(edition, anatomy.solution_sources(anatomy.read_solution(assignment)))
-    setup = next(c for c in done.cells if anatomy.has_tag(c, anatomy.SETUP_TAG))
-    setup.source = "\n".join(
-        line for line in setup.source.splitlines() if not line.lstrip().startswith("%pip")
+    url = badges.landing_url(assignment)
+    ref_path = url.split("/blob/", 1)[1]
+    return COURSE_ROOT / ref_path.split("/", 1)[1]
+
+
+def setup_cell(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    return next(c for c in notebook.cells if anatomy.has_tag(c, anatomy.SETUP_TAG))
+
+
+def without_pip(source: str, lines: set[str]) -> str:
+    """``source`` with each ``%pip`` line in ``lines`` (all of them: ``lines`` empty) made a
+    ``pass`` at its indentation, so that the ``if`` around it still has a body."""
+    return "\n".join(
+        line[: len(line) - len(line.lstrip())] + "pass  # installed by an earlier run"
+        if line.lstrip().startswith("%pip") and (not lines or line.strip() in lines)
+        else line
+        for line in source.splitlines()
     )
-    ran = execute(colab, done, tmp_path)
-    probe(ran, colab)
-    assert not errors(ran), f"{assignment} (self-study): errors {errors(ran)}"
-    assert not stderr(ran), f"{assignment} (self-study): stderr output {stderr(ran)}"
 
-    def said(cell: nbformat.NotebookNode) -> str:
-        return "".join(
-            o.get("text", "") for o in cell.get("outputs", []) if o.output_type == "stream"
+
+def said(cell: nbformat.NotebookNode) -> str:
+    return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.output_type == "stream")
+
+
+def check_notebook(
+    assignment: str, colab: ColabEnv, tmp_path: Path, course_install: list[str]
+) -> int:
+    """What a badge opens, as the learner gets it and completed, on the stand-in Colab; the
+    number of slider cells in the completed version.
+
+    The set-up cell's line that installs the course runs for real in the first notebook
+    (pip builds the copy of the checkout); the later notebooks must hold the same line, which
+    is then not run again (the course is installed: another build would prove nothing new).
+    Their other lines (09's torch-geometric) run as written."""
+    landing = nbformat.read(landing_notebook(assignment), as_version=4)
+    self_study = any(anatomy.has_tag(c, "self-study-check") for c in landing.cells)
+    learner = colab_version(landing, colab.source)
+    setup = setup_cell(learner)
+    installs = [line.strip() for line in setup.source.splitlines() if str(colab.source) in line]
+    assert installs, f"{assignment}: the set-up cell does not install the course"
+    if course_install:
+        assert installs == course_install, (
+            f"{assignment}: the set-up cell installs the course with {installs}, the first "
+            f"notebook with {course_install}"
         )
+        setup.source = without_pip(setup.source, set(installs))
+    else:
+        course_install.extend(installs)
 
-    ran_setup = next(c for c in ran.cells if anatomy.has_tag(c, anatomy.SETUP_TAG))
-    assert said(ran_setup) == "".join(badges.SAVE_A_COPY) + "\n"
+    ran = execute(colab, learner, tmp_path)
+    assert not [o for o in setup_cell(ran).get("outputs", []) if o.output_type == "error"], (
+        setup_cell(ran).outputs
+    )
+    probe(ran, colab)
+    check_unsolved(assignment, ran)
+
+    completed = anatomy.complete(
+        landing, anatomy.solution_sources(anatomy.read_solution(assignment))
+    )
+    setup_cell(completed).source = without_pip(setup_cell(completed).source, set())
+    done = execute(colab, completed, tmp_path)
+    probe(done, colab)
+    assert not errors(done), f"{assignment} (completed): errors {errors(done)}"
+    assert not stderr(done), f"{assignment} (completed): stderr output {stderr(done)}"
+    if self_study:
+        check_self_study(assignment, done)
+    return check_widgets(assignment, done)
+
+
+def check_unsolved(assignment: str, ran: nbformat.NotebookNode) -> None:
+    """As the learner gets it: every cell before the first exercise's test cell runs, and each
+    test cell fails as an unsolved exercise makes it: a test cell with ``NotImplementedError``,
+    a concept question's test cell with ``NameError`` naming its unset variable, a question's
+    check (self-study) saying it is not answered yet, an exercise's further tests saying its
+    visible tests fail first."""
+    found = errors(ran)
+    names = {q.name for q in registry.load().notebook(assignment).concept_questions}
+    expected: dict[int, tuple[str, str]] = {}
+    for i, cell in enumerate(ran.cells):
+        if cell.cell_type != "code":
+            continue
+        if cell.metadata.get("nbgrader", {}).get("grade"):
+            question = anatomy.grade_id(cell).removeprefix("test_")
+            expected[i] = (
+                ("NameError", f"name '{question}' is not defined")
+                if question in names
+                else ("NotImplementedError", "")
+            )
+        elif anatomy.has_tag(cell, "self-study-check"):
+            expected[i] = ("AssertionError", "is not answered yet")
+        elif anatomy.has_tag(cell, "self-study-further"):
+            expected[i] = ("AssertionError", "its visible tests fail first")
+    assert found, f"{assignment}: no exercise failed in the unsolved notebook"
+    assert found[0][0] >= min(expected), (
+        f"{assignment}: cell {found[0][0]} fails ({found[0][1]}: {found[0][2]}) before the "
+        f"first exercise's test cell ({min(expected)})"
+    )
+    for i, name, message in found:
+        # A later demo cell may fail on an unimplemented function or on what a failed cell
+        # did not compute (the completed run proves those cells right).
+        if i in expected:
+            assert name == expected[i][0] and expected[i][1] in message, (
+                f"{assignment} cell {i}: {name}: {message} (expected {expected[i]})"
+            )
+    assert {i for i, *_ in found} >= set(expected), (
+        f"{assignment}: cells {sorted(set(expected) - {i for i, *_ in found})} passed without "
+        "any exercise done"
+    )
+
+
+def check_self_study(assignment: str, done: nbformat.NotebookNode) -> None:
+    """The self-study edition completed with the reference answers: the set-up cell tells the
+    learner to save a copy, every question says right, every exercise's further tests pass,
+    and the progress cell counts everything."""
+    from instructor import colab as badges
+
+    assert said(setup_cell(done)) == "".join(badges.SAVE_A_COPY) + "\n"
     entry = registry.load().notebook(assignment)
-    checks = [c for c in ran.cells if anatomy.has_tag(c, "self-study-check")]
+    checks = [c for c in done.cells if anatomy.has_tag(c, "self-study-check")]
     assert len(checks) == len(entry.concept_questions)
     assert all(": right. " in said(c) for c in checks), [said(c) for c in checks]
-    further = [said(c) for c in ran.cells if anatomy.has_tag(c, "self-study-further")]
+    further = [said(c) for c in done.cells if anatomy.has_tag(c, "self-study-further")]
     assert further == [f"{e.name}: further tests passed\n" for e in entry.exercises]
-    progress = said(ran.cells[-2])  # the last cell is the probe
+    progress = said(done.cells[-2])  # the last cell is the probe
     n, q = len(entry.exercises), len(entry.concept_questions)
     for line in (
         f"exercises passing their visible tests: {n} of {n}",
@@ -228,57 +323,3 @@ def check_self_study(assignment: str, colab: ColabEnv, tmp_path: Path) -> None:
         f"questions answered right: {q} of {q}",
     ):
         assert line in progress, progress
-
-
-def check_notebook(assignment: str, colab: ColabEnv, tmp_path: Path) -> int:
-    """The student version and the completed version of one notebook, on the stand-in Colab;
-    the number of slider cells in the completed version."""
-    student = nbformat.read(NOTEBOOKS / assignment / f"{assignment}.ipynb", as_version=4)
-
-    ran = execute(colab, colab_version(student, colab.source), tmp_path)
-    setup_outputs = ran.cells[1].get("outputs", [])
-    assert not [o for o in setup_outputs if o.output_type == "error"], setup_outputs
-    probe(ran, colab)
-    found = errors(ran)
-    tests = [
-        i
-        for i, c in enumerate(ran.cells)
-        if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
-    ]
-    # test cell -> the variable of its concept question (``test_q_x`` tests ``q_x``)
-    names = {q.name for q in registry.load().notebook(assignment).concept_questions}
-    questions = {
-        i: anatomy.grade_id(ran.cells[i]).removeprefix("test_")
-        for i in tests
-        if anatomy.grade_id(ran.cells[i]).removeprefix("test_") in names
-    }
-    assert found, f"{assignment}: no exercise failed in the student version"
-    assert found[0][0] >= tests[0], (
-        f"{assignment}: cell {found[0][0]} fails ({found[0][1]}: {found[0][2]}) before the "
-        f"first exercise's test cell ({tests[0]})"
-    )
-    for i, name, message in found:
-        # A test cell fails with its exercise's message; a later demo cell may fail on an
-        # unimplemented function or on what a failed cell did not compute (the completed run
-        # below proves those cells right).
-        if i in tests:
-            expected = ("NotImplementedError", "")
-            if i in questions:
-                expected = ("NameError", f"name '{questions[i]}' is not defined")
-            assert (name, message if expected[1] else "") == expected, (
-                f"{assignment} cell {i}: {name}: {message}"
-            )
-    assert {i for i, *_ in found} >= set(tests), (
-        f"{assignment}: test cells {sorted(set(tests) - {i for i, *_ in found})} passed "
-        "without any exercise done"
-    )
-
-    # The course is installed now (the set-up cell above did it): the completed run skips
-    # the set-up cell's second pip build, which would only cost time.
-    completed = completed_notebook(assignment)
-    completed.cells[1].source = "# set-up: the course was installed by the student run"
-    done = execute(colab, completed, tmp_path)
-    probe(done, colab)
-    assert not errors(done), f"{assignment} (completed): errors {errors(done)}"
-    assert not stderr(done), f"{assignment} (completed): stderr output {stderr(done)}"
-    return check_widgets(assignment, done)

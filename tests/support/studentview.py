@@ -335,7 +335,7 @@ def write_kernelspec(kernel_dir: Path, python: Path, env: dict[str, str]) -> Non
 def colab_version(notebook: nbformat.NotebookNode, source: Path) -> nbformat.NotebookNode:
     """The notebook with its set-up cell installing from ``source`` instead of GitHub."""
     copy = nbformat.from_dict(notebook)
-    setup = copy.cells[1]
+    setup = next(c for c in copy.cells if anatomy.has_tag(c, anatomy.SETUP_TAG))
     pattern = re.compile(r'"git\+https://github\.com/[\w.-]+/[\w.-]+@[\w./-]+"')
     if not pattern.search(setup.source):
         raise AssertionError(f"no git+https install in the set-up cell:\n{setup.source}")
