@@ -51,7 +51,13 @@ def installed(tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
     # Today's pip first, as `make` does for .venv: the venv's bundled pip (23.2 with Python
     # 3.11.7) took 65 CPU-s for the install below, today's 46.
     run([str(python), "-m", "pip", "install", "-q", "--upgrade", "pip"], work, env)
-    run([str(python), "-m", "pip", "install", "-q", f"{wheel}[instructor]"], work, env)
+    # --no-compile: pip would write the byte-code of every module of torch and the rest (about
+    # a minute of CPU); an import writes what it uses.
+    run(
+        [str(python), "-m", "pip", "install", "-q", "--no-compile", f"{wheel}[instructor]"],
+        work,
+        env,
+    )
     env["PATH"] = f"{python.parent}{os.pathsep}{env['PATH']}"  # nbgrader runs tools by name
     for package_source in ("helpers", "instructor", "tests"):
         shutil.rmtree(repo / package_source)
