@@ -19,8 +19,10 @@ LONGEST_GROUPS_FIRST = (
     "packaging",
     "input_forgeries-none",
     "forgeries-none",
+    "grade_bounds-none",
     "input_forgeries-bwrap",
     "cpu_capabilities",
+    "grade_bounds-bwrap",
     "forgeries-bwrap",
     "new_notebook",
 )
