@@ -27,7 +27,11 @@ the class's ``notebooks/``):
   the widget (sliders, a progress bar) next to its static figure or text (built under
   Colab's ipywidgets, not skipped), and in the self-study edition the set-up cell tells the
   learner to save a copy in Drive, every question says right, every exercise's further
-  tests pass and the progress cell counts everything.
+  tests pass and the progress cell counts everything; then, in the same kernel, each
+  question set to each explained wrong option is told why it is not right, an exercise
+  replaced by a wrong answer of ``tests/grading_cases`` that only the hidden tests catch
+  fails its further tests (with the case's message), ``reveal`` prints the reference
+  solution, and the progress cell counts what is left.
 
 The line of the set-up cell that installs the course is run for real in the first notebook
 (pip builds the copy of the checkout); every later notebook must hold the same line, which
@@ -46,6 +50,7 @@ cache.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -60,7 +65,10 @@ from support.studentview import (
     assignments,
     colab_version,
     execute_on_kernelspec,
+    learner_case,
     make_colab_env,
+    wrong_attempts,
+    wrong_option_id,
 )
 
 pytestmark = pytest.mark.xdist_group("colab")
@@ -252,12 +260,17 @@ def check_notebook(
         landing, anatomy.solution_sources(anatomy.read_solution(assignment))
     )
     setup_cell(completed).source = without_pip(setup_cell(completed).source, set())
+    if self_study:
+        completed.cells += wrong_attempts(assignment, completed)
     done = execute(colab, completed, tmp_path)
     probe(done, colab)
-    assert not errors(done), f"{assignment} (completed): errors {errors(done)}"
+    failed = [done.cells[i].get("id") for i, *_ in errors(done)]
+    expected = ["wrong-exercise"] if self_study else []  # only the wrong answer's further tests
+    assert failed == expected, f"{assignment} (completed): errors {errors(done)}"
     assert not stderr(done), f"{assignment} (completed): stderr output {stderr(done)}"
     if self_study:
         check_self_study(assignment, done)
+        check_wrong_attempts(assignment, done)
     return check_widgets(assignment, done)
 
 
@@ -315,7 +328,7 @@ def check_self_study(assignment: str, done: nbformat.NotebookNode) -> None:
     assert all(": right. " in said(c) for c in checks), [said(c) for c in checks]
     further = [said(c) for c in done.cells if anatomy.has_tag(c, "self-study-further")]
     assert further == [f"{e.name}: further tests passed\n" for e in entry.exercises]
-    progress = said(done.cells[-2])  # the last cell is the probe
+    progress = said(next(c for c in done.cells if anatomy.has_tag(c, "self-study-progress")))
     n, q = len(entry.exercises), len(entry.concept_questions)
     for line in (
         f"exercises passing their visible tests: {n} of {n}",
@@ -323,3 +336,31 @@ def check_self_study(assignment: str, done: nbformat.NotebookNode) -> None:
         f"questions answered right: {q} of {q}",
     ):
         assert line in progress, progress
+
+
+def check_wrong_attempts(assignment: str, done: nbformat.NotebookNode) -> None:
+    """After the reference answers, a learner's wrong attempts (``wrong_attempts``): each
+    wrong option of each question is told not right with its explanation from
+    ``course.toml``; a wrong answer that only the hidden tests catch fails its further tests
+    (with the case's message, where it has one); ``reveal`` prints the reference solution;
+    the progress cell counts what is left."""
+    cells = {c.get("id"): c for c in done.cells}
+    entry = registry.load().notebook(assignment)
+    for question in entry.concept_questions:
+        for key, explanation in question.wrong.items():
+            told = " ".join(said(cells[wrong_option_id(question.name, key)]).split())
+            assert ": not right. " in told and " ".join(explanation.split()) in told, told
+    case = learner_case(assignment)
+    (error,) = [o for o in cells["wrong-exercise"].outputs if o.output_type == "error"]
+    assert error.evalue.startswith(f"{case.function}: a further test failed: "), error.evalue
+    assert (case.message or "") in error.evalue, (case.message, error.evalue)
+    reference = anatomy.solution_sources(anatomy.read_solution(assignment))[case.function]
+    assert reference in said(cells["reveal"])
+    # The wrong answer's exercise fails its further tests; an exercise that calls it (04's
+    # MultiHeadSelfAttention calls split_heads) may fail with it.
+    progress = said(cells["progress-again"])
+    n = len(entry.exercises)
+    passing = re.search(rf"exercises passing their further tests: (\d+) of {n}\n", progress)
+    assert passing and int(passing.group(1)) < n, progress
+    assert re.search(rf"{case.function} +visible tests pass, further tests fail", progress)
+    assert f"questions answered right: 0 of {len(entry.concept_questions)}" in progress

@@ -15,8 +15,8 @@
   the hidden tests catch fails its further tests with that case's message, ``reveal``
   prints the reference solution, and the progress cell counts what is left.
 
-Notebook 01's kernel here uses this checkout's packages; ``test_colab.py`` runs its
-self-study edition again, with the reference answers, on Colab's versions.
+Notebook 01's kernel here uses this checkout's packages; ``test_colab.py`` makes the same
+runs of every notebook's edition on Colab's versions.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ import pytest
 
 from helpers import self_study as learner
 from instructor import anatomy, questions, registry, self_study
-from instructor.grading_cases import load_cases
 from support.graded_class import generated
+from support.studentview import learner_case, wrong_attempts, wrong_option_id
 
 COURSE = registry.load()
 IDS = COURSE.ids
@@ -162,47 +162,16 @@ def outputs(cell: nbformat.NotebookNode) -> str:
 
 @pytest.fixture(scope="module")
 def ran() -> tuple[nbformat.NotebookNode, float]:
-    entry = COURSE.notebook(NOTEBOOK)
     edition = nbformat.read(self_study.self_study_path(NOTEBOOK), as_version=4)
     notebook = emptied_demos(
         anatomy.complete(edition, anatomy.solution_sources(anatomy.read_solution(NOTEBOOK)))
     )
-    checks = {
-        c.id.removeprefix("self-study-check-"): c.source
-        for c in notebook.cells
-        if anatomy.has_tag(c, "self-study-check")
-    }
-    further = {
-        c.id.removeprefix("self-study-further-"): c.source
-        for c in notebook.cells
-        if anatomy.has_tag(c, "self-study-further")
-    }
-    extra = []
-    for question in entry.concept_questions:
-        for key in question.wrong:
-            answer = f'"{key}"' if question.kind == "choice" else key
-            extra.append(
-                (
-                    f"wrong-{question.name}-{key}",
-                    f"{question.name} = {answer}\n{checks[question.name]}",
-                )
-            )
-    case = hidden_case()
-    extra.append(("wrong-exercise", f"{case.source}\n{further[case.function]}"))
-    extra.append(("reveal", f'reveal("{case.function}")'))
-    extra.append(("progress-again", notebook.cells[-1].source))
-    notebook.cells += [nbformat.v4.new_code_cell(source, id=cell_id) for cell_id, source in extra]
+    notebook.cells += wrong_attempts(NOTEBOOK, notebook)
     from nbclient import NotebookClient
 
     start = time.monotonic()
     NotebookClient(notebook, timeout=120, allow_errors=True, record_timing=False).execute()
     return notebook, time.monotonic() - start
-
-
-def hidden_case():
-    """A wrong answer of the notebook's grading cases that passes the visible tests and
-    that the hidden tests fail with a message."""
-    return next(c for c in load_cases(NOTEBOOK) if c.hidden and c.message)
 
 
 def by_id(notebook: nbformat.NotebookNode, cell_id: str) -> nbformat.NotebookNode:
@@ -236,9 +205,9 @@ def test_a_wrong_answer_is_told_why(ran) -> None:
     entry = COURSE.notebook(NOTEBOOK)
     for question in entry.concept_questions:
         for key, explanation in question.wrong.items():
-            said = " ".join(outputs(by_id(notebook, f"wrong-{question.name}-{key}")).split())
+            said = " ".join(outputs(by_id(notebook, wrong_option_id(question.name, key))).split())
             assert ": not right. " in said and " ".join(explanation.split()) in said, said
-    case = hidden_case()
+    case = learner_case(NOTEBOOK)
     failed = outputs(by_id(notebook, "wrong-exercise"))
     assert failed.startswith(f"AssertionError: {case.function}: a further test failed: ")
     assert case.message in failed

@@ -341,3 +341,53 @@ def colab_version(notebook: nbformat.NotebookNode, source: Path) -> nbformat.Not
         raise AssertionError(f"no git+https install in the set-up cell:\n{setup.source}")
     setup.source = pattern.sub(f'"{source}"', setup.source)
     return copy
+
+
+# -- The self-study edition -------------------------------------------------------------
+
+
+def learner_case(assignment: str):
+    """A wrong answer of ``tests/grading_cases`` that passes the visible tests and that only
+    the hidden tests (the edition's further tests) catch: one with a message if any."""
+    from instructor.grading_cases import load_cases
+
+    hidden = [c for c in load_cases(assignment) if c.hidden]
+    return ([c for c in hidden if c.message] or hidden)[0]
+
+
+def wrong_option_id(question: str, option: str) -> str:
+    """The id of the cell that sets ``question`` to ``option`` (a cell id allows letters,
+    digits, ``-`` and ``_``: a number's ``.`` becomes ``_``)."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", f"wrong-{question}-{option}")
+
+
+def wrong_attempts(assignment: str, edition: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
+    """The cells a learner's wrong attempts add at the end of the self-study edition ``edition``
+    (completed): each concept question set to each wrong option ``course.toml`` explains, with
+    its check (``wrong-<question>-<option>``); an exercise replaced by :func:`learner_case`
+    with its further tests (``wrong-exercise``); ``reveal`` of that exercise (``reveal``); the
+    progress cell again (``progress-again``)."""
+
+    def source_of(tag: str) -> dict[str, str]:
+        prefix = f"{tag}-"
+        return {
+            c.id.removeprefix(prefix): c.source for c in edition.cells if anatomy.has_tag(c, tag)
+        }
+
+    checks, further = source_of("self-study-check"), source_of("self-study-further")
+    cells = []
+    for question in registry.load().notebook(assignment).concept_questions:
+        for key in question.wrong:
+            answer = f'"{key}"' if question.kind == "choice" else key
+            cells.append(
+                (
+                    wrong_option_id(question.name, key),
+                    f"{question.name} = {answer}\n{checks[question.name]}",
+                )
+            )
+    case = learner_case(assignment)
+    cells.append(("wrong-exercise", f"{case.source}\n{further[case.function]}"))
+    cells.append(("reveal", f'reveal("{case.function}")'))
+    progress = next(c for c in edition.cells if anatomy.has_tag(c, "self-study-progress"))
+    cells.append(("progress-again", progress.source))
+    return [nbformat.v4.new_code_cell(source, id=cell_id) for cell_id, source in cells]
