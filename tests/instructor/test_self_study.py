@@ -4,7 +4,9 @@ and every question's cell answers each option as ``course.toml`` explains it."""
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -171,7 +173,6 @@ def test_with_the_setting_off_the_release_removes_the_edition(tmp_path: Path) ->
 
 def _names(source: str) -> set[str]:
     """The names a cell's code binds or reads (IPython's ``%`` and ``!`` lines left out)."""
-    import ast
 
     code = "\n".join(
         line[: len(line) - len(line.lstrip())] + "pass"
@@ -212,3 +213,24 @@ def test_the_editions_names_shadow_nothing_of_the_notebook(notebook_id: str) -> 
         f"{notebook_id}: the self-study edition's {sorted(imports & theirs)} shadow the "
         "notebook's own names"
     )
+
+
+@pytest.mark.parametrize("notebook_id", IDS)
+def test_no_question_s_example_is_its_right_answer(notebook_id: str) -> None:
+    """A question ends with "Answer by setting `q` to ..., e.g. `q = ...`": that example is
+    never the right answer (a learner who copies the format would be given it), checked by
+    the edition's own check of the answer."""
+
+    solution = anatomy.read_solution(notebook_id)
+    prose = "\n".join(c.source for c in solution.cells if c.cell_type == "markdown")
+    tests = {anatomy.grade_id(c): c.source for c in anatomy.test_cells(solution)}
+    for question in COURSE.notebook(notebook_id).concept_questions:
+        found = re.search(rf"e\.g\. `{question.name} = ([^`]+)`", prose)
+        assert found, f"{notebook_id}: {question.name} has no example answer"
+        example = ast.literal_eval(found.group(1))
+        payload = self_study.question_payload(question, tests[f"test_{question.name}"])
+        right, _ = learner._verdict(question.name, example, payload)
+        assert not right, (
+            f"{notebook_id}: the example `{question.name} = {found.group(1)}` is the question's "
+            "right answer: give another one"
+        )
