@@ -61,7 +61,9 @@ def peak_memory_mib(function: Callable[[], Any]) -> float | None:
     Linux only: it resets the process's high-water mark (``/proc/self/clear_refs``), runs the
     call, and reads the new mark against the memory in use before. Returns ``None`` where the
     OS cannot tell (macOS, Windows, some sandboxes). Memory that torch frees before returning
-    counts: the peak is what matters for "does it fit".
+    counts: the peak is what matters for "does it fit". Other threads' allocations and
+    frees during the call, and file pages the OS reclaims on a busy machine, move the mark
+    by a few MiB.
     """
     _return_freed_memory_to_the_os()
     try:
