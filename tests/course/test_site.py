@@ -12,8 +12,11 @@ must load nothing from elsewhere. On each page, at both sizes:
 - the page does not scroll sideways;
 - no sentence speaks of cells the page does not show (the test cells);
 - axe-core finds no serious or critical accessibility violation;
-- a notebook's page has an "Open in Colab" link to its student notebook, and its download
-  button gives that notebook, byte for byte, visible tests included;
+- a notebook's page has an "Open in Colab" link to the notebook the badges open (the
+  self-study edition while ``course.toml`` says so), a file of the checkout at the path the
+  release publishes, and a click on it asks Colab for that address (Colab itself cannot be
+  reached from here); its download button gives the class's student notebook, byte for
+  byte, visible tests included;
 - nothing of the instructor's shows: no solution or hidden-test marker, and no line of a
   reference solution that no student notebook holds.
 
@@ -262,6 +265,18 @@ class Visit:
             "a[href*='colab.research.google.com']", "links => links.map(a => a.href)"
         )
 
+    def follow_link(self, href: str) -> str:
+        """Click the page's link to ``href`` as a reader would; the address the browser then
+        asks for, from this page or a tab it opens (the request goes nowhere: the test
+        machines reach no site but this server)."""
+        link = self.page.locator(f'a[href="{href}"]:visible').first
+        link.scroll_into_view_if_needed()
+        with self.page.context.expect_event(
+            "request", predicate=lambda request: request.url.split("#")[0] == href
+        ) as asked:
+            link.click()
+        return asked.value.url
+
     def text(self) -> str:
         return self.page.evaluate("() => document.body.innerText")
 
@@ -398,6 +413,8 @@ def test_notebook_page(browser, server, all_solution_lines, axe_core, notebook_i
         )
         if notebook_id == SCREENSHOT_PAGE and size == "desktop":
             save_screenshot(visit.page)
+        # a reader's click on the badge asks Colab for that notebook (last: it leaves the page)
+        assert visit.follow_link(colab.landing_url(notebook_id)) == colab.landing_url(notebook_id)
     except Exception:
         visit.page.screenshot(path=str(failure_shot(f"{notebook_id}_{size}")), full_page=True)
         raise
