@@ -24,6 +24,7 @@ place, which the class grader also raises itself). A message of no known cause h
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -229,17 +230,32 @@ def tags_seen(source: str, test: str, message: str) -> tuple[str, ...]:
 def course_table(assignments: list[str] | None = None) -> dict[str, KnownMessage]:
     """Every tag of the course (the test cells of ``solutions/``) with its message: the
     first cell that gives it; then :data:`GENERIC`."""
-    from instructor import anatomy, registry
+    from instructor import registry
+    from instructor.paths import solution_path
 
     table: dict[str, KnownMessage] = {}
     for assignment in assignments or registry.load().ids:
-        for cell in anatomy.test_cells(anatomy.read_solution(assignment)):
-            test = anatomy.grade_id(cell)
-            function = anatomy.function_of_test(test) or test
-            for message in messages_in(cell.source, test, function):
-                if message.taggable:
-                    table.setdefault(message.tag, message)
+        path = solution_path(assignment)
+        for tag, message in _notebook_table(str(path), path.stat().st_mtime_ns):
+            table.setdefault(tag, message)
     return table | GENERIC
+
+
+@functools.lru_cache(maxsize=64)
+def _notebook_table(path: str, modified_ns: int) -> tuple[tuple[str, KnownMessage], ...]:
+    """The taggable messages of one solution notebook's test cells, in order; cached by the
+    file and its modification time (a grading run's reports read them once per process, not
+    once per report)."""
+    import nbformat
+
+    from instructor import anatomy
+
+    found = []
+    for cell in anatomy.test_cells(nbformat.read(path, as_version=4)):
+        test = anatomy.grade_id(cell)
+        function = anatomy.function_of_test(test) or test
+        found += [(m.tag, m) for m in messages_in(cell.source, test, function) if m.taggable]
+    return tuple(found)
 
 
 def main() -> None:
