@@ -58,11 +58,12 @@ import nbformat
 import pytest
 
 from instructor import anatomy, registry
-from instructor.paths import COURSE_ROOT
+from instructor import colab as badges
 from support.colab_image import VERSIONS, colab_pins, colab_runtime, runtime_cache
 from support.studentview import (
     ColabEnv,
     assignments,
+    colab_target,
     colab_version,
     execute_on_kernelspec,
     learner_case,
@@ -195,16 +196,6 @@ def test_every_notebook_runs_on_colab(tmp_path: Path, pytestconfig: pytest.Confi
     assert sum(n > 0 for n in sliders.values()) >= 4, f"slider cells per notebook: {sliders}"
 
 
-def landing_notebook(assignment: str) -> Path:
-    """The notebook a Colab badge opens: the path after the ref in the badge's address (the
-    self-study edition while ``course.toml`` says so, else the class's)."""
-    from instructor import colab as badges
-
-    url = badges.landing_url(assignment)
-    ref_path = url.split("/blob/", 1)[1]
-    return COURSE_ROOT / ref_path.split("/", 1)[1]
-
-
 def setup_cell(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return next(c for c in notebook.cells if anatomy.has_tag(c, anatomy.SETUP_TAG))
 
@@ -234,7 +225,7 @@ def check_notebook(
     (pip builds the copy of the checkout); the later notebooks must hold the same line, which
     is then not run again (the course is installed: another build would prove nothing new).
     Their other lines (09's torch-geometric) run as written."""
-    landing = nbformat.read(landing_notebook(assignment), as_version=4)
+    landing = nbformat.read(colab_target(badges.landing_url(assignment)), as_version=4)
     self_study = any(anatomy.has_tag(c, "self-study-check") for c in landing.cells)
     learner = colab_version(landing, colab.source)
     setup = setup_cell(learner)
@@ -319,8 +310,6 @@ def check_self_study(assignment: str, done: nbformat.NotebookNode) -> None:
     """The self-study edition completed with the reference answers: the set-up cell tells the
     learner to save a copy, every question says right, every exercise's further tests pass,
     and the progress cell counts everything."""
-    from instructor import colab as badges
-
     assert said(setup_cell(done)) == "".join(badges.SAVE_A_COPY) + "\n"
     entry = registry.load().notebook(assignment)
     checks = [c for c in done.cells if anatomy.has_tag(c, "self-study-check")]

@@ -173,7 +173,6 @@ def test_with_the_setting_off_the_release_removes_the_edition(tmp_path: Path) ->
 
 def _names(source: str) -> set[str]:
     """The names a cell's code binds or reads (IPython's ``%`` and ``!`` lines left out)."""
-
     code = "\n".join(
         line[: len(line) - len(line.lstrip())] + "pass"
         if line.lstrip().startswith(("%", "!"))
@@ -220,7 +219,6 @@ def test_no_question_s_example_is_its_right_answer(notebook_id: str) -> None:
     """A question ends with "Answer by setting `q` to ..., e.g. `q = ...`": that example is
     never the right answer (a learner who copies the format would be given it), checked by
     the edition's own check of the answer."""
-
     solution = anatomy.read_solution(notebook_id)
     prose = "\n".join(c.source for c in solution.cells if c.cell_type == "markdown")
     tests = {anatomy.grade_id(c): c.source for c in anatomy.test_cells(solution)}

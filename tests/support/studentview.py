@@ -346,6 +346,12 @@ def colab_version(notebook: nbformat.NotebookNode, source: Path) -> nbformat.Not
 # -- The self-study edition -------------------------------------------------------------
 
 
+def colab_target(url: str) -> Path:
+    """The file of this checkout that a Colab badge's ``url`` opens: its path after
+    ``blob/<ref>/``, in the repository a release publishes."""
+    return COURSE_ROOT / url.split("/blob/", 1)[1].split("/", 1)[1]
+
+
 def learner_case(assignment: str):
     """A wrong answer of ``tests/grading_cases`` that passes the visible tests and that only
     the hidden tests (the edition's further tests) catch: one with a message if any."""
