@@ -29,6 +29,7 @@ import nbformat
 
 from instructor import anatomy
 from instructor.classroom.grader.pipeline import ClassGrader
+from instructor.classroom.grader.timing import StepTimes
 from instructor.classroom.worker.zygote import zygote_available
 from instructor.nbgrader_env import nbgrader_env
 from instructor.paths import BENCHMARKS
@@ -134,6 +135,45 @@ def _scores(db_url: str) -> dict[tuple[str, str, str], float]:
     return scores
 
 
+def step_table(steps: dict[str, StepTimes], timings: dict[str, float]) -> list[str]:
+    """The class grader's runs, step by step (:mod:`instructor.classroom.grader.timing`)."""
+    labels = list(steps)
+    lines = [
+        "## Where the class grader's time goes",
+        "",
+        "The grader's own clock, step by step (seconds of wall time; the steps run one after "
+        "the other), then the workers' (core-seconds summed over the notebooks, which run side "
+        "by side). *Nothing to grade*: the default class graded again, every hand-in recorded "
+        "already: the cost of a run by itself.",
+        "",
+        "| step | " + " | ".join(labels) + " |",
+        "| --- |" + " ---: |" * len(labels),
+    ]
+    for step in StepTimes.STEPS:
+        cells = " | ".join(f"{getattr(steps[label], step):.1f}" for label in labels)
+        lines.append(f"| {step.replace('_', ' ')} | {cells} |")
+    total = " | ".join(f"**{steps[label].total:.1f}**" for label in labels)
+    lines.append(f"| **total (grader's clock)** | {total} |")
+    wall = " | ".join(f"{timings[label]:.1f}" for label in labels)
+    lines.append(f"| wall, timed around `grade` | {wall} |")
+    for part in ("start", "cells", "tests", "finish"):
+        cells = " | ".join(
+            f"{getattr(steps[label].worker_seconds(), part):.1f}" for label in labels
+        )
+        lines.append(f"| workers: {part} (core-s) | {cells} |")
+    count = " | ".join(str(len(steps[label].kernels)) for label in labels)
+    lines.append(f"| notebooks executed | {count} |")
+    fixed = steps[labels[0]].fixed
+    lines += [
+        "",
+        f"- Fixed cost of the default run (cluster start and close, kernel environment "
+        f"check): {fixed:.1f} s of {steps[labels[0]].total:.1f} s.",
+        "- Workers' *start*: sandbox, kernel forked from the zygote, handshake; *tests*: the "
+        "test cells judged outside the kernel; *finish*: the kernel stopped, folders removed.",
+    ]
+    return lines
+
+
 def run(students: int, repeats: int, output: Path) -> str:
     os.environ.update(nbgrader_env())
     work = Path(tempfile.mkdtemp(prefix="grading-benchmark-"))
@@ -167,6 +207,7 @@ def run(students: int, repeats: int, output: Path) -> str:
 
     cores = os.cpu_count() or 1
     timings: dict[str, float] = {}
+    steps: dict[str, StepTimes] = {}
     default_workers = ClassGrader(plain_copy, progress=False).workers
     for label, figures in (("default", False), ("figures", True)):
         root = work / f"classroom-{label}"
@@ -175,6 +216,13 @@ def run(students: int, repeats: int, output: Path) -> str:
         start = time.perf_counter()
         grader.grade(list(ASSIGNMENTS), log=lambda _: None)
         timings[label] = time.perf_counter() - start
+        steps[label] = grader.step_times
+    # The same class once more, every hand-in recorded already: what a run costs by itself.
+    again = ClassGrader(work / "classroom-default", feedback=False, progress=False)
+    start = time.perf_counter()
+    again.grade(list(ASSIGNMENTS), log=lambda _: None)
+    steps["nothing to grade"] = again.step_times
+    timings["nothing to grade"] = time.perf_counter() - start
     ours_seconds = timings["default"]
     ours = work / "classroom-default"
 
@@ -234,6 +282,7 @@ def run(students: int, repeats: int, output: Path) -> str:
         f"- Hostile always-true comparisons: {points_plain:g} points from plain nbgrader "
         f"({len(fooled)} students fooled it), {points_ours:g} from the classroom grader.",
     ]
+    lines += ["", *step_table(steps, timings)]
     text = "\n".join(lines) + "\n"
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(text)

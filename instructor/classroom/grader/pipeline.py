@@ -75,6 +75,7 @@ from instructor.classroom.grader.reports import (
     write_feedback,
     write_reports,
 )
+from instructor.classroom.grader.timing import StepTimes
 from instructor.classroom.worker import (
     STUDENT_VIEW,
     ExecutionResult,
@@ -142,6 +143,8 @@ class ClassGrader:
         self.progress = progress
         self.state = ResumeState(self.root / WORK / "state")
         self.reports = self.root / "reports"
+        self.step_times = StepTimes()
+        """The step times of the last :meth:`grade` (:mod:`.timing`)."""
 
     def _folders(self, assignment: str) -> list[str]:
         # Listed, never globbed with a name: a folder's name is the student's to choose.
@@ -192,28 +195,51 @@ class ClassGrader:
 
     @contextlib.contextmanager
     def _dask(self) -> Iterator[Any]:
-        """A client of the remote scheduler (its workers checked), else of a local cluster."""
+        """A client of the remote scheduler (its workers checked), else of a local cluster;
+        its start and its close timed (:attr:`step_times`)."""
+        stack = contextlib.ExitStack()
+        try:
+            with self.step_times.timed("cluster_start"):
+                client = self._client(stack)
+        except BaseException:
+            stack.close()
+            raise
+        try:
+            yield client
+        finally:
+            with self.step_times.timed("cluster_close"):
+                stack.close()
+
+    def _client(self, stack: contextlib.ExitStack) -> Any:
+        """A Dask client, entered on ``stack`` with the cluster it made, if any."""
         if self.scheduler:
-            client = connect(self.scheduler)
-            with client:
-                check_cluster(client, str(COURSE_ROOT))
-                yield client
-            return
+            client = stack.enter_context(connect(self.scheduler))
+            check_cluster(client, str(COURSE_ROOT))
+            return client
         from distributed import Client, LocalCluster
 
-        with (
+        cluster = stack.enter_context(
             LocalCluster(
                 n_workers=self.workers,
                 threads_per_worker=1,
                 processes=True,
                 dashboard_address=":0",
                 silence_logs=40,
-            ) as cluster,
-            Client(cluster) as client,
-        ):
-            yield client
+            )
+        )
+        return stack.enter_context(Client(cluster))
 
     def _record(
+        self,
+        hand_in: HandIn,
+        staged: Staged,
+        executed: dict[str, ExecutionResult],
+        watch: GradebookWatch,
+    ) -> HandInSummary:
+        with self.step_times.timed("record"):
+            return self._record_one(hand_in, staged, executed, watch)
+
+    def _record_one(
         self,
         hand_in: HandIn,
         staged: Staged,
@@ -243,15 +269,17 @@ class ClassGrader:
         from tqdm.auto import tqdm
 
         start = time.perf_counter()
-        for assignment in assignments:
-            for line in self.course.register(assignment):
-                log(line)
-        if self.students is not None:
-            seen = {s for a in assignments for s in self.present(a)}
-            for student in self.students:
-                if student not in seen:
-                    log(f"no submission from {student} in {self.course.submitted_folder()}")
-        found = [hand_in for a in assignments for hand_in in self.hand_ins(a)]
+        self.step_times = times = StepTimes()
+        with times.timed("find"):
+            for assignment in assignments:
+                for line in self.course.register(assignment):
+                    log(line)
+            if self.students is not None:
+                seen = {s for a in assignments for s in self.present(a)}
+                for student in self.students:
+                    if student not in seen:
+                        log(f"no submission from {student} in {self.course.submitted_folder()}")
+            found = [hand_in for a in assignments for hand_in in self.hand_ins(a)]
         force = self.force or self.students is not None
         todo = [hand_in for hand_in in found if force or not self.state.is_recorded(hand_in)]
         skipped = len(found) - len(todo)
@@ -277,7 +305,8 @@ class ClassGrader:
             # has passed, so a kernel that cannot load the grader's code scores no one.
             environment = client.submit(check_kernel_environment, self.limits, pure=False)
             for hand_in in todo:
-                staging = self._stage(hand_in)
+                with times.timed("stage"):
+                    staging = self._stage(hand_in)
                 if not staging.notebooks:
                     nothing_to_run.append((hand_in, staging))
                     continue
@@ -295,7 +324,8 @@ class ClassGrader:
                     futures[future] = (hand_in, name)
             if todo:
                 try:
-                    environment.result()
+                    with times.timed("environment_check"):
+                        environment.result()
                 except GraderEnvironmentError:
                     client.cancel(list(futures))
                     bar.close()
@@ -305,6 +335,8 @@ class ClassGrader:
             for hand_in, staging in nothing_to_run:
                 graded[hand_in] = self._record(hand_in, staging, {}, watch)
                 bar.update()
+            # The wait for the workers is the loop's time less the recordings made in it.
+            waiting_since, recorded_before = time.perf_counter(), times.record
             for future in as_completed(futures):
                 hand_in, name = futures.pop(future)
                 try:
@@ -314,13 +346,16 @@ class ClassGrader:
                     notebook = staged[hand_in].notebooks[name]
                     result = unexecuted(notebook, Outcome.GRADER_ERROR, reason)
                 results[hand_in][name] = result
+                times.kernels.append(result.spent)
                 if results[hand_in].keys() == staged[hand_in].notebooks.keys():
                     graded[hand_in] = self._record(
                         hand_in, staged.pop(hand_in), results.pop(hand_in), watch
                     )
                     bar.update()
+            times.execute += time.perf_counter() - waiting_since - (times.record - recorded_before)
             bar.close()
             watch.check("while the kernels ran")
+            reports_since = time.perf_counter()
             # Feedback and reports: of the students present in submitted/ (a removed folder
             # drops out); a hand-in graded again gets its feedback again.
             present = {(a, s) for a in assignments for s in self.present(a)}
@@ -344,7 +379,9 @@ class ClassGrader:
                 missing = [key for key in lacking if key in present]
                 missing += sorted((regraded | hand_graded) - set(missing))
                 write_feedback(self.course, missing, None if self.scheduler else client, log)
-        write_reports(self.reports, summaries, course=self.course, penalties=penalties, say=log)
+            times.reports += time.perf_counter() - reports_since
+        with times.timed("reports"):
+            write_reports(self.reports, summaries, course=self.course, penalties=penalties, say=log)
         in_order = [graded[hand_in] for hand_in in todo if hand_in in graded]
         for line in run_lines(in_order, skipped, time.perf_counter() - start):
             log(line)
@@ -356,6 +393,8 @@ class ClassGrader:
                 + (" and their feedback" if self.feedback else "")
             )
         for line in awaiting_lines(summaries):
+            log(line)
+        for line in times.lines():
             log(line)
         log(f"grades: {self.reports / 'grades.csv'}; integrity: {self.reports / 'integrity.md'}")
         log(f"item analysis: {self.reports / 'items.html'} (to share: items_anonymous.html)")

@@ -18,6 +18,7 @@ __all__ = [
     "ExecutionResult",
     "FailedPart",
     "GraderEnvironmentError",
+    "KernelSeconds",
     "NOT_RUN_OUTCOMES",
     "Outcome",
     "STUDENT_VIEW",
@@ -107,6 +108,21 @@ ANSWER_CHARS = 40
 
 
 @dataclass(frozen=True)
+class KernelSeconds:
+    """Where one notebook's time on its grading worker went (seconds of the worker's clock):
+    for the grading run's step times (``grader.timing``), never for a grade."""
+
+    start: float = 0.0
+    """Sandbox, kernel (forked from the zygote or started) and handshake: before the first cell."""
+    cells: float = 0.0
+    """The notebook's own cells (every cell but the test cells)."""
+    tests: float = 0.0
+    """The test cells: judged outside the kernel (and with ``student_view`` run inside too)."""
+    finish: float = 0.0
+    """The kernel stopped, its folders removed, the verdicts judged."""
+
+
+@dataclass(frozen=True)
 class ExecutionResult:
     """What one notebook's execution produced (plain data: it travels back from a worker)."""
 
@@ -131,3 +147,5 @@ class ExecutionResult:
     """Calls of the student's code made by the grader's test cells."""
     seen: tuple[CellSeen, ...] = ()
     """Per test cell that ran, in order: what :class:`CellSeen` records."""
+    spent: KernelSeconds = KernelSeconds()
+    """Where :attr:`seconds` went (the grading run's step times)."""

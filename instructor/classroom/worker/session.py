@@ -54,6 +54,7 @@ from instructor.classroom.worker import (
     STUDENT_VIEW,
     ExecutionResult,
     GraderEnvironmentError,
+    KernelSeconds,
     Outcome,
     ZeroedTest,
     ZeroKind,
@@ -201,6 +202,10 @@ class GradingClient(NotebookClient):
         self.disks: list[BoundedFolder] = []
         self._at: tuple[int, NotebookNode] | None = None
         """The cell whose messages are processed now (an update names no cell)."""
+        self.ready_at: float | None = None
+        """``time.perf_counter()`` when the kernel had answered the handshake."""
+        self.cell_seconds = 0.0
+        self.test_seconds = 0.0
 
     @property
     def truncated(self) -> set[int]:
@@ -261,6 +266,7 @@ class GradingClient(NotebookClient):
             assert self.kc is not None
             await self.async_wait_for_reply(await ensure_async(self.kc.kernel_info()))
             await judge.handshake()
+            self.ready_at = time.perf_counter()
             watcher = asyncio.create_task(self._watch_disks())
             try:
                 await self._execute_cells(judge, student_view)
@@ -276,16 +282,19 @@ class GradingClient(NotebookClient):
 
     async def _execute_cells(self, judge: KernelSession, student_view: bool) -> None:
         for index, cell in enumerate(self.nb.cells):
+            began = time.perf_counter()
             if anatomy.is_test_cell(cell):
                 if student_view:
                     await self.async_execute_cell(cell, index, execution_count=None)
                     cell.metadata[STUDENT_VIEW] = cell.outputs
                     cell.outputs = []
                 await judge.judge(index, cell)
+                self.test_seconds += time.perf_counter() - began
             else:
                 await self.async_execute_cell(
                     cell, index, execution_count=self.code_cells_executed + 1
                 )
+                self.cell_seconds += time.perf_counter() - began
             self.watch_disks()
 
     async def probe(self, code: str, limit: TimeLimit) -> None:
@@ -711,6 +720,9 @@ def _execute_once(
     executed = [c for c in guarded.cells if "grader_guard" not in c.metadata]
     assert len(executed) == len(nb.cells)
     nb.cells = executed
+    seconds = time.perf_counter() - start
+    ready = (client.ready_at - start) if client.ready_at is not None else seconds
+    running = client.cell_seconds + client.test_seconds
     return ExecutionResult(
         notebook=dict(nb),
         outcome=outcome,
@@ -720,10 +732,16 @@ def _execute_once(
         events=judgement.events,
         truncated_cells=tuple(sorted(client.truncated)),
         bounds=tuple(note for note in bounds if note),
-        seconds=time.perf_counter() - start,
+        seconds=seconds,
         best_effort=judgement.best_effort,
         probes=sum(v.probes for v in session.verdicts.values()),
         seen=tuple(v.seen for _, v in sorted(session.verdicts.items()) if v.seen is not None),
+        spent=KernelSeconds(
+            start=ready,
+            cells=client.cell_seconds,
+            tests=client.test_seconds,
+            finish=max(0.0, seconds - ready - running),
+        ),
     )
 
 

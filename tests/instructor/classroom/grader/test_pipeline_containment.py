@@ -316,7 +316,12 @@ def graded(
         )
         log: list[str] = []
         summaries = grader.grade([ASSIGNMENT], log=log.append)
-    return {"root": course.root, "summaries": {s.student: s for s in summaries}, "log": log}
+    return {
+        "root": course.root,
+        "summaries": {s.student: s for s in summaries},
+        "log": log,
+        "steps": grader.step_times,
+    }
 
 
 def test_the_honest_students_are_graded_as_usual(graded: dict) -> None:
@@ -356,3 +361,21 @@ def test_folders_named_by_no_student_id_are_refused_and_touch_no_one(graded: dic
 
     with Gradebook(f"sqlite:///{Path(root) / 'gradebook.db'}") as gradebook:
         assert {s.id for s in gradebook.students} == set(graded["summaries"])
+
+
+def test_the_run_logs_each_step_s_time_and_each_executed_notebook_s(graded: dict) -> None:
+    """The step times (``grader.timing``) cover the run: every executed notebook's worker
+    time is there, and the steps that ran took time."""
+    steps, summaries = graded["steps"], graded["summaries"]
+    executed = [
+        record
+        for summary in summaries.values()
+        for record in summary.notebooks.values()
+        if record.outcome == "ok"
+    ]
+    assert len(steps.kernels) >= len(executed) > 0
+    for step in ("find", "stage", "execute", "record", "reports"):
+        assert getattr(steps, step) > 0, f"step {step} took no time"
+    assert all(k.start > 0 and k.tests > 0 for k in steps.kernels[: len(executed)])
+    assert any(line.startswith("steps (s): cluster start") for line in graded["log"])
+    assert any(line.startswith("workers (core-s over") for line in graded["log"])
