@@ -105,8 +105,9 @@ LIKELY_CAUSES: tuple[tuple[str, str], ...] = (
         r"|mismatch in its core dimension|not aligned",
         "shapes that cannot be multiplied: an operand is transposed (K instead of K^T, or "
         "K.T on a batch where K.transpose(-2, -1) was meant), the product is taken in the "
-        "wrong order, or a reduction (sum, mean) or an unsqueeze is taken along another "
-        "dimension than meant",
+        "wrong order, a reduction (sum, mean) or an unsqueeze is taken along another "
+        "dimension than meant, or the matrix product @ is written where the elementwise * "
+        "was meant",
     ),
     (
         r"must match the size of tensor b|operands could not be broadcast|"

@@ -41,6 +41,7 @@ from pydantic import (
 )
 from pydantic.dataclasses import dataclass
 
+from instructor.mutation.rules import RULES
 from instructor.paths import COURSE_ROOT
 from instructor.toml_schema import RECORD, mistakes, refused
 
@@ -126,6 +127,34 @@ class Exercise:
     wider than the sequence, an empty list), each of which some visible test tries
     (``tests/course/test_visible_cases.py``); ``()`` when there are none, ``None`` when
     course.toml does not say (which that test refuses)."""
+
+    rules: dict[str, str] | None = None
+    """The rules its text states (:data:`instructor.mutation.rules.RULES`: ``dtype``,
+    ``unchanged``, ``forbidden``, ...), each with the mistake whose mutants break it
+    (``{ unchanged = "input modified in place" }``); ``{}`` when it states none, ``None`` when
+    course.toml does not say (which ``tests/course/test_rules.py`` refuses)."""
+
+    @field_validator("rules")
+    @classmethod
+    def _known_rules(
+        cls, rules: dict[str, str] | None, info: ValidationInfo
+    ) -> dict[str, str] | None:
+        where = f"rules of exercise {info.data.get('name')!r} of {_reading(info)}"
+        for rule, mistake in (rules or {}).items():
+            if rule not in RULES:
+                raise refused(
+                    f"{where}: unknown rule {rule!r}; the rules are {', '.join(RULES)} "
+                    "(instructor/mutation/rules.py)",
+                    names_its_place=True,
+                )
+            breakers = [m.value for m in RULES[rule].broken_by]
+            if mistake not in breakers:
+                raise refused(
+                    f"{where}: rule {rule!r} is broken by the mistake "
+                    f"{' or '.join(repr(b) for b in breakers)}, not {mistake!r}",
+                    names_its_place=True,
+                )
+        return rules
 
     @field_validator("cell_points", mode="wrap")
     @classmethod

@@ -24,12 +24,14 @@ from instructor.mutation.forbidden import FORBIDDEN
 from instructor.mutation.mistakes import Mistake
 from instructor.mutation.operators import STRUCTURE
 from instructor.mutation.rewrites import VALUES
+from instructor.mutation.slips import SLIPS
 from instructor.mutation.source import Edit, Solution
 
 __all__ = ["Mutant", "mutants", "solutions"]
 
-OPERATORS = VALUES[:1] + STRUCTURE + VALUES[1:]
-"""Every operator, in the order mutants are made (dtypes first)."""
+OPERATORS = VALUES[:1] + STRUCTURE + VALUES[1:] + SLIPS
+"""Every operator, in the order mutants are made (dtypes first; the slips last, so that the
+keys of the mutants made before them stay as they were)."""
 MAX_SHOWN = 70
 """The most characters of a change's old or new text a key shows."""
 

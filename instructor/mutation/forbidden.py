@@ -4,7 +4,8 @@
 Each entry replaces the student's lines of the function with the body given (indented by
 the engine). The rules come from the notebooks' text: "never builds the n x n matrix" (06,
 08, 09), "do not call causal_linear_attention" (08), "do not call F.layer_norm" (10), "no
-Python loop over positions" (08), "subtract each target's own maximum" (09).
+Python loop over positions" (08), "subtract each target's own maximum" (09), "never
+build an (N, N) matrix" (09).
 """
 
 from __future__ import annotations
@@ -84,6 +85,19 @@ return F.layer_norm(x, (d,), gamma, beta, eps)
         ),
     ],
     "edge_softmax": [
+        (
+            Mistake.FORBIDDEN_CALL,
+            "a dense (N, N) matrix of scores, a softmax over its rows",
+            """if edge_index.dim() != 2 or edge_index.shape[0] != 2:
+    raise ValueError(f"edge_index must have shape (2, E), got {tuple(edge_index.shape)}")
+if scores.dim() not in (1, 2) or scores.shape[0] != edge_index.shape[1]:
+    raise ValueError(f"scores must have shape (E,) or (E, H), got {tuple(scores.shape)}")
+source, target = edge_index
+dense = torch.full((num_nodes, num_nodes, *scores.shape[1:]), float("-inf"), dtype=scores.dtype)
+dense[target, source] = scores
+return torch.softmax(dense, dim=1)[target, source]
+""",
+        ),
         (
             Mistake.AXIS,
             "subtracts the maximum over all edges, not each target's own",

@@ -40,6 +40,9 @@ class Mistake(Enum):
     ERROR_DROPPED = "documented error dropped"
     ARGS_SWAPPED = "arguments swapped"
     RESHAPE_ORDER = "split in the wrong order"
+    ELEMENTWISE = "* for @"
+    LOGIC = "| vs &"
+    INT_DIVISION = "/ for //"
     FORMULA = "formula changed"
 
     @property
@@ -66,6 +69,9 @@ _WHAT = {
     Mistake.ERROR_DROPPED: "a documented ValueError (KeyError) not raised",
     Mistake.ARGS_SWAPPED: "two arguments (or the operands of @) swapped",
     Mistake.RESHAPE_ORDER: "a reshape or a permute with its sizes in the wrong order",
+    Mistake.ELEMENTWISE: "the elementwise product for the matrix product, or the reverse",
+    Mistake.LOGIC: "| and & swapped: the union of two masks for their intersection, or the reverse",
+    Mistake.INT_DIVISION: "/ for //: a float where an index or a size belongs",
     Mistake.FORMULA: "a term, an operator or a function of the formula changed",
 }
 
@@ -105,6 +111,10 @@ CAUSE_WORDS: dict[Mistake, str | None] = {
     Mistake.ARGS_SWAPPED: r"swap|order|transpos|argument|another order|convention",
     Mistake.RESHAPE_ORDER: r"head|order|split|transpos|permut|reshape|channel|row-major|"
     r"interleav|pairs?",
+    Mistake.ELEMENTWISE: r"matrix product|@|matmul|elementwise|broadcast",
+    Mistake.LOGIC: r"\||&|union|intersection|both|either|rows? and (its )?columns?|every row|"
+    r"every column|\bmask",
+    Mistake.INT_DIVISION: r"//|integer|float|division|divisible",
     Mistake.FORMULA: None,
 }
 """For each mistake, the words (a regular expression, case-insensitive) of which a guess that

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from instructor import registry
+from instructor import anatomy, registry
 from instructor.mutation.engine import mutants, solutions
 from instructor.mutation.equivalents import equivalents
 from instructor.mutation.mistakes import Mistake, guess_is_right
@@ -120,3 +120,49 @@ def test_the_course_stays_above_the_bar(results: dict[str, list[Outcome]]) -> No
     assert not total.survivors, "survivors, neither killed nor reviewed: " + ", ".join(
         o.mutant.key for o in total.survivors
     )
+
+
+NOT_MUTATED = {
+    (function, "unchanged")
+    for function in (
+        "frame_signal", "context_window", "self_attention_columns", "sliding_window_attention",
+        "pixels_as_vectors", "adjacency_mask", "graph_attention", "PositionwiseFeedForward",
+    )
+}  # fmt: skip
+"""Rules no operator breaks in that function yet: none of the in-place operators finds a
+call or an operator of these answers with an in-place twin that a student would write (they
+index, concatenate, pad or call layers). Their test cells check the inputs with
+``check_unchanged`` instead (frame_signal's in its hidden part only), which the test below
+demands."""
+
+
+def test_every_rule_of_the_registry_is_broken_by_a_mutant_the_visible_tests_name(
+    results: dict[str, list[Outcome]],
+) -> None:
+    """Each rule course.toml lists (tests/course/test_rules.py: the rules the text states) has
+    a mutant of its function, made by the mistake listed with it, that a visible test fails
+    with an AssertionError: no rule is listed and left unchecked."""
+    unchecked = []
+    for notebook in registry.load().notebooks:
+        cells = {
+            anatomy.grade_id(c): c.source
+            for c in anatomy.test_cells(anatomy.read_solution(notebook.id))
+        }
+        for exercise in notebook.exercises:
+            for rule, mistake in (exercise.rules or {}).items():
+                named = [
+                    o for o in results[notebook.id]
+                    if o.mutant.function == exercise.name and o.mutant.mistake.value == mistake
+                    and o.killed and o.seen is Seen.NAMED
+                ]  # fmt: skip
+                if (exercise.name, rule) in NOT_MUTATED:
+                    own = [cells[t] for t in anatomy.tests_of(exercise.name, list(cells))]
+                    assert not named, (
+                        f"{exercise.name}: {rule} is mutated now: drop it from NOT_MUTATED"
+                    )
+                    assert any("check_unchanged(" in c for c in own), (
+                        f"{exercise.name}: no check_unchanged"
+                    )
+                elif not named:
+                    unchecked.append(f"{notebook.id} · {exercise.name}: {rule} ({mistake})")
+    assert not unchecked, "rules no named mutant breaks: " + ", ".join(unchecked)

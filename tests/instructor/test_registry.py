@@ -278,7 +278,7 @@ def test_an_unknown_key_is_named_with_its_table_and_the_keys_it_takes() -> None:
         RegistryError,
         match=re.escape(
             "course.toml a [[notebook.exercise]] of 01_a: unknown keys ['ponts']: "
-            "use ['name', 'points', 'visible_cases']"
+            "use ['name', 'points', 'rules', 'visible_cases']"
         ),
     ):
         registry.parse(MINIMAL + entry)
@@ -384,3 +384,30 @@ def test_every_concept_question_of_the_course_explains_its_wrong_answers() -> No
         for text in question.wrong.values():
             sentences = re.split(r"(?<![.][.])(?<=[.!?])\s+(?=[A-Z0-9\"])", text.strip())
             assert len(sentences) <= 2 and len(text) <= 330, (question.name, text)
+
+
+def test_rules_are_read_and_each_names_a_mistake_that_breaks_it() -> None:
+    rules = 'rules = { dtype = "dtype", unchanged = "input modified in place" }\n'
+    course = registry.parse(MINIMAL + ENTRY.format(id="01_a") + rules)
+    assert course.notebook("01_a").exercise("f").rules == {
+        "dtype": "dtype",
+        "unchanged": "input modified in place",
+    }
+    assert (
+        registry.parse(MINIMAL + ENTRY.format(id="01_a")).notebook("01_a").exercise("f").rules
+        is None
+    )
+
+
+@pytest.mark.parametrize(
+    ("rules", "message"),
+    [
+        ('rules = { tidy = "dtype" }', "unknown rule 'tidy'; the rules are dtype, unchanged"),
+        ('rules = { dtype = "axis" }', "rule 'dtype' is broken by the mistake 'dtype', not 'axis'"),
+    ],
+)
+def test_an_unknown_rule_or_a_mistake_that_does_not_break_it_is_named(
+    rules: str, message: str
+) -> None:
+    with pytest.raises(RegistryError, match=re.escape("rules of exercise 'f' of 01_a: " + message)):
+        registry.parse(MINIMAL + ENTRY.format(id="01_a") + rules + "\n")
