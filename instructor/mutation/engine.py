@@ -21,6 +21,7 @@ from functools import cache
 
 from instructor import anatomy, registry
 from instructor.mutation.forbidden import FORBIDDEN
+from instructor.mutation.habits import HABITS
 from instructor.mutation.mistakes import Mistake
 from instructor.mutation.operators import STRUCTURE
 from instructor.mutation.rewrites import VALUES
@@ -29,9 +30,9 @@ from instructor.mutation.source import Edit, Solution
 
 __all__ = ["Mutant", "mutants", "solutions"]
 
-OPERATORS = VALUES[:1] + STRUCTURE + VALUES[1:] + SLIPS
-"""Every operator, in the order mutants are made (dtypes first; the slips last, so that the
-keys of the mutants made before them stay as they were)."""
+OPERATORS = VALUES[:1] + STRUCTURE + VALUES[1:] + SLIPS + HABITS
+"""Every operator, in the order mutants are made (dtypes first; the slips and the habits
+last, so that the keys of the mutants made before them stay as they were)."""
 MAX_SHOWN = 70
 """The most characters of a change's old or new text a key shows."""
 

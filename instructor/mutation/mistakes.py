@@ -110,7 +110,7 @@ CAUSE_WORDS: dict[Mistake, str | None] = {
     Mistake.ERROR_DROPPED: r"raise|Error",
     Mistake.ARGS_SWAPPED: r"swap|order|transpos|argument|another order|convention",
     Mistake.RESHAPE_ORDER: r"head|order|split|transpos|permut|reshape|channel|row-major|"
-    r"interleav|pairs?",
+    r"column by column|column-major|interleav|pairs?",
     Mistake.ELEMENTWISE: r"matrix product|@|matmul|elementwise|broadcast",
     Mistake.LOGIC: r"\||&|union|intersection|both|either|rows? and (its )?columns?|every row|"
     r"every column|\bmask",

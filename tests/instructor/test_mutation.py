@@ -8,6 +8,7 @@ the mutants run in-process there, under a memory limit), for all the tests below
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 import pytest
@@ -26,6 +27,8 @@ pytestmark = pytest.mark.xdist_group("mutation")
 
 MIN_MUTANTS = 1000
 """Mutants over the course (issue 45: at least 1,000)."""
+MIN_PER_FUNCTION = 20
+"""Mutants of each graded function or class (issue 45: at least 20)."""
 MIN_NAMED = 1.0
 """The share of killed mutants a visible test names with an AssertionError, over the course:
 every one (benchmarks/mutants.md: no mutant is killed by the hidden tests only)."""
@@ -50,8 +53,32 @@ def test_the_engine_is_deterministic_and_makes_enough_distinct_mutants() -> None
     assert len({m.source for m in made}) == len(made), "two mutants are the same program"
     mutants.cache_clear()
     assert [m.key for assignment in IDS for m in mutants(assignment)] == keys
-    for assignment in IDS:  # every graded function and class is mutated
+    for assignment in IDS:  # every graded function and class is mutated, 20 times at least
         assert set(solutions(assignment)) == {m.function for m in mutants(assignment)}
+        made_by = Counter(m.function for m in mutants(assignment))
+        few = {name: count for name, count in made_by.items() if count < MIN_PER_FUNCTION}
+        assert not few, f"{assignment}: fewer than {MIN_PER_FUNCTION} mutants: {few}"
+
+
+def test_the_habits_make_the_mistakes_of_students_who_learnt_tensors_elsewhere() -> None:
+    """instructor/mutation/habits.py: a tutorial's dimensions counted from the front, .view
+    after a transpose, a transpose written as a reshape, an additive float mask, a statement
+    indented into the loop above it."""
+    made = {m.key + "\n" + m.source: m.mistake for assignment in IDS for m in mutants(assignment)}
+    expected = {
+        "transpose(-3, -2) # (..., num_heads, n, d_head) -> return heads.transpose(1, 2)": (
+            Mistake.AXIS
+        ),
+        "X.transpose(-3, -2).view(*batch, n, h * dh)": Mistake.RESHAPE_ORDER,
+        "heads.reshape(heads.transpose(-3, -2).shape)": Mistake.RESHAPE_ORDER,
+        '.masked_fill(~torch.ones(n, n, dtype=torch.bool).tril(), float("-inf"))': Mistake.DTYPE,
+        "tril() -> return torch.ones(n, n, dtype=torch.bool).triu(1)": Mistake.MASK_POLARITY,
+    }
+    for piece, mistake in expected.items():
+        found = [tag for text, tag in made.items() if piece in text]
+        assert found == [mistake], f"{piece}: {found}"
+    looped = [m for m in mutants("02_soft_select") if m.function == "hard_select"]
+    assert any("\n        raise KeyError" in m.source for m in looped)  # inside the loop
 
 
 def test_a_mutant_changes_the_student_lines_only() -> None:
@@ -125,15 +152,15 @@ def test_the_course_stays_above_the_bar(results: dict[str, list[Outcome]]) -> No
 NOT_MUTATED = {
     (function, "unchanged")
     for function in (
-        "frame_signal", "context_window", "self_attention_columns", "sliding_window_attention",
-        "pixels_as_vectors", "adjacency_mask", "graph_attention", "PositionwiseFeedForward",
+        "frame_signal", "context_window", "self_attention_columns", "pixels_as_vectors",
+        "adjacency_mask", "graph_attention", "PositionwiseFeedForward",
     )
 }  # fmt: skip
 """Rules no operator breaks in that function yet: none of the in-place operators finds a
 call or an operator of these answers with an in-place twin that a student would write (they
-index, concatenate, pad or call layers). Their test cells check the inputs with
-``check_unchanged`` instead (frame_signal's in its hidden part only), which the test below
-demands."""
+index, concatenate, pad or call layers; an in-place twin of their one transpose or flatten
+changes a view's shape, never the input's values). Their visible tests check the inputs
+with ``check_unchanged`` instead, which the test below demands."""
 
 
 def test_every_rule_of_the_registry_is_broken_by_a_mutant_the_visible_tests_name(
@@ -156,12 +183,15 @@ def test_every_rule_of_the_registry_is_broken_by_a_mutant_the_visible_tests_name
                     and o.killed and o.seen is Seen.NAMED
                 ]  # fmt: skip
                 if (exercise.name, rule) in NOT_MUTATED:
-                    own = [cells[t] for t in anatomy.tests_of(exercise.name, list(cells))]
+                    own = [
+                        anatomy.visible_part(cells[t])
+                        for t in anatomy.tests_of(exercise.name, list(cells))
+                    ]
                     assert not named, (
                         f"{exercise.name}: {rule} is mutated now: drop it from NOT_MUTATED"
                     )
                     assert any("check_unchanged(" in c for c in own), (
-                        f"{exercise.name}: no check_unchanged"
+                        f"{exercise.name}: no check_unchanged in its visible tests"
                     )
                 elif not named:
                     unchecked.append(f"{notebook.id} · {exercise.name}: {rule} ({mistake})")
