@@ -119,9 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     items.add_argument("--db", help="gradebook SQLAlchemy URL (default: the course's SQLite)")
     args = parser.parse_args(argv)
     if args.command == "items":
-        from instructor.classroom.grader.items import recorded_items
+        from instructor.classroom.grader.pipeline import ClassGrader
 
-        written = recorded_items(args.root, args.assignments, args.db)
+        grader = ClassGrader(args.root, db_url=args.db, feedback=False, progress=False)
+        written = grader.write_item_analysis(args.assignments)
         hand_ins = sum(a.stats["n"] for a in written)
         report = args.root / "reports" / "items.html"
         print(f"item analysis of {hand_ins} recorded hand-in(s): {report}")
@@ -144,8 +145,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.include_test:
             put_back(args.root, args.assignments, args.include_test)
 
+    from instructor.classroom.grader.cluster import ClusterError
     from instructor.classroom.grader.course import GradebookChanged, SetupError
-    from instructor.classroom.grader.pipeline import ClassGrader, ClusterError
+    from instructor.classroom.grader.pipeline import ClassGrader
     from instructor.classroom.worker import GraderEnvironmentError
     from instructor.lms.intake import IntakeError
 

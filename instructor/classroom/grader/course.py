@@ -38,7 +38,7 @@ from nbgrader.apps import NbGraderAPI
 from nbgrader.converters import Autograde
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.plugins import LateSubmissionPlugin
-from nbgrader.preprocessors import AssignLatePenalties, Execute
+from nbgrader.preprocessors import AssignLatePenalties
 from nbgrader.utils import parse_utc
 from traitlets import Dict, Float, Unicode
 from traitlets.config import Configurable, PyFileConfigLoader
@@ -102,21 +102,8 @@ class NbgraderCourse:
         if self.db_url:
             config.CourseDirectory.db_url = self.db_url
         if staged:
-            from instructor.classroom.grader.pipeline import ReplayExecute
-            from instructor.feedback import SanitiseNotebook
-
+            # Recording reads the staged copies; its steps are record.ReplayAutograde's.
             config.CourseDirectory.submitted_directory = STAGING_FOLDER
-            # nbgrader's own list with ReplayExecute for its Execute (which would run the
-            # student's code here, unsandboxed), and SanitiseNotebook last, after the scores
-            # are saved: the autograded notebook formgrader shows holds nothing that runs in
-            # the instructor's browser.
-            defaults = Autograde.class_traits()["autograde_preprocessors"].default()
-            if Execute not in defaults:
-                raise RuntimeError(f"nbgrader's autograde steps have no Execute: {defaults}")
-            config.Autograde.autograde_preprocessors = [
-                *(ReplayExecute if step is Execute else step for step in defaults),
-                SanitiseNotebook,
-            ]
         return config
 
     def _api(self, staged: bool, release: Path | None = None) -> Any:
@@ -128,7 +115,8 @@ class NbgraderCourse:
 
     @functools.cached_property
     def recording_api(self) -> Any:
-        """The API whose autograde replays the sandboxed outputs on the staged copies."""
+        """The API on the staged copies: the parent of each hand-in's recording
+        (:class:`.record.ReplayAutograde`)."""
         return self._api(staged=True)
 
     def late_plugin(self) -> Any:

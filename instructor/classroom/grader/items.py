@@ -3,9 +3,9 @@
 What the class got wrong, per assignment, test cell, concept question and written answer,
 computed with numpy from what :mod:`.records` holds (no grading again) and the registry
 (``course.toml``, :mod:`instructor.registry`), which says which cell tests which graded
-function and which cells are questions. :func:`write_items` writes ``items.csv`` (one row per
-statistic), ``items.html``, ``items_anonymous.html`` and ``items_<assignment>.png``
-(:mod:`.items_html`).
+function and which cells are questions. :func:`.items_html.write_items` writes
+``items.csv`` (one row per statistic), ``items.html``, ``items_anonymous.html`` and
+``items_<assignment>.png``.
 
 Per assignment (the hand-ins' recorded scores, awaiting written answers counted 0 as
 nbgrader sums them; before any late penalty): ``n``, ``mean``, ``median``, ``sd`` (the
@@ -77,7 +77,6 @@ from instructor.classroom.grader.records import (
     HandInSummary,
     cell_outcome,
 )
-from instructor.lms.csv_safety import write_rows
 from instructor.registry import Course, RegistryError, load
 
 if TYPE_CHECKING:
@@ -554,38 +553,6 @@ def course_registry() -> Course | None:
         return None
 
 
-def write_items(
-    folder: Path,
-    summaries: list[HandInSummary],
-    *,
-    registry: Course | None = None,
-    late: set[tuple[str, str]] | None = None,
-    rubrics: Saved | None = None,
-) -> list[AssignmentItems]:
-    """``items.csv``, ``items.html``, ``items_anonymous.html`` and one figure per assignment
-    (``items_<assignment>.png``) in ``folder``; return the analyses."""
-    from instructor.classroom.grader.items_html import figure_png, items_html
-
-    registry = registry if registry is not None else course_registry()
-    assignments = list(dict.fromkeys(s.assignment for s in summaries))
-    texts = mistake_texts(registry)
-    analyses = [analyse(a, summaries, registry, late, texts, rubrics) for a in assignments]
-    folder.mkdir(parents=True, exist_ok=True)
-    write_rows(folder / "items.csv", csv_rows(analyses))
-    figures = {a.table.assignment: figure_png(a) for a in analyses}
-    for assignment, (png, _) in figures.items():
-        (folder / f"items_{_file_name(assignment)}.png").write_bytes(png)
-    (folder / "items.html").write_text(items_html(analyses, figures, anonymous=False))
-    (folder / "items_anonymous.html").write_text(items_html(analyses, figures, anonymous=True))
-    return analyses
-
-
-def _file_name(assignment: str) -> str:
-    """``assignment`` as part of a file name (an assignment id is the course's, but not
-    every course names them as this one does)."""
-    return re.sub(r"[^\w.-]", "_", assignment)
-
-
 def late_hand_ins(course: NbgraderCourse, summaries: list[HandInSummary]) -> set[tuple[str, str]]:
     """(student, assignment) of each hand-in the gradebook has as submitted after its due
     date, a penalty or not (one without a due date is never late)."""
@@ -599,22 +566,3 @@ def late_hand_ins(course: NbgraderCourse, summaries: list[HandInSummary]) -> set
             if submission.total_seconds_late > 0:
                 late.add((summary.student, summary.assignment))
     return late
-
-
-def recorded_items(
-    root: Path, assignments: list[str], db_url: str | None = None
-) -> list[AssignmentItems]:
-    """``python -m instructor.classroom items``: the report of the students present in
-    ``submitted/``, as ``make grade`` writes it, from the records and the gradebook's
-    scores (given by hand since included), grading nothing."""
-    from instructor.classroom.grader.course import from_gradebook
-    from instructor.classroom.grader.excluded import read_excluded, without
-    from instructor.classroom.grader.pipeline import ClassGrader
-
-    grader = ClassGrader(root, db_url=db_url, feedback=False, progress=False)
-    present = {(a, s) for a in assignments for s in grader.present(a)}
-    recorded = [s for s in grader.state.load(assignments) if (s.assignment, s.student) in present]
-    summaries = without(from_gradebook(grader.course, recorded), read_excluded(grader.root))
-    late = late_hand_ins(grader.course, summaries)
-    rubrics = rubric_items(grader.course.root)
-    return write_items(grader.reports, summaries, late=late, rubrics=rubrics)

@@ -13,7 +13,9 @@ from __future__ import annotations
 import base64
 import io
 import math
+import re
 from html import escape
+from pathlib import Path
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -25,8 +27,16 @@ from instructor.classroom.grader.items import (
     AssignmentItems,
     CellItem,
     ItemKind,
+    Saved,
     Stats,
+    analyse,
+    course_registry,
+    csv_rows,
+    mistake_texts,
 )
+from instructor.classroom.grader.records import HandInSummary
+from instructor.lms.csv_safety import write_rows
+from instructor.registry import Course
 
 
 def _number(value: float, share: bool = False) -> str:
@@ -220,3 +230,33 @@ def items_html(
             if kind == "concept":
                 lines += _options(items)
     return "\n".join([*lines, "</body></html>"]) + "\n"
+
+
+def write_items(
+    folder: Path,
+    summaries: list[HandInSummary],
+    *,
+    registry: Course | None = None,
+    late: set[tuple[str, str]] | None = None,
+    rubrics: Saved | None = None,
+) -> list[AssignmentItems]:
+    """``items.csv``, ``items.html``, ``items_anonymous.html`` and one figure per assignment
+    (``items_<assignment>.png``) in ``folder``; return the analyses."""
+    registry = registry if registry is not None else course_registry()
+    assignments = list(dict.fromkeys(s.assignment for s in summaries))
+    texts = mistake_texts(registry)
+    analyses = [analyse(a, summaries, registry, late, texts, rubrics) for a in assignments]
+    folder.mkdir(parents=True, exist_ok=True)
+    write_rows(folder / "items.csv", csv_rows(analyses))
+    figures = {a.table.assignment: figure_png(a) for a in analyses}
+    for assignment, (png, _) in figures.items():
+        (folder / f"items_{_file_name(assignment)}.png").write_bytes(png)
+    (folder / "items.html").write_text(items_html(analyses, figures, anonymous=False))
+    (folder / "items_anonymous.html").write_text(items_html(analyses, figures, anonymous=True))
+    return analyses
+
+
+def _file_name(assignment: str) -> str:
+    """``assignment`` as part of a file name (an assignment id is the course's, but not
+    every course names them as this one does)."""
+    return re.sub(r"[^\w.-]", "_", assignment)

@@ -5,17 +5,20 @@ gradebook, then for each hand-in (``autograder/submitted/<student>/<assignment>/
 
 1. *find*: a hand-in recorded with the same files and grading is skipped unless ``force``
    is given or its student is named (:class:`.course.ResumeState`);
-2. *stage* (this process): :func:`stage` reads each notebook without trusting it
-   (:mod:`.integrity`), runs nbgrader's sanitising preprocessors and copies it to
-   ``.grading/staged/`` with nbgrader's exchange files (:func:`exchange_files`);
-3. *execute and judge* (Dask workers, local by default; a remote scheduler's are checked
-   first, :func:`check_cluster`): a sandboxed kernel per notebook
+2. *stage* (this process, :mod:`.stage`): each notebook read without trusting it
+   (:mod:`.integrity`), sanitised by nbgrader's preprocessors, copied to
+   ``.grading/staged/`` with nbgrader's exchange files;
+3. *execute and judge* (Dask workers, :mod:`.cluster`: local by default; a remote
+   scheduler's are checked first): a sandboxed kernel per notebook
    (:mod:`instructor.classroom.worker.session`);
-4. *record* (this process): :func:`record_hand_in` runs nbgrader's ``autograde`` with its
-   ``Execute`` step replaced by :class:`ReplayExecute`, which pastes in the outputs of
-   step 3: the gradebook, the autograded notebooks and the feedback are nbgrader's own;
+4. *record* (this process, :mod:`.record`): nbgrader's ``autograde`` with its ``Execute``
+   step replaced by one that pastes in the outputs of step 3: the gradebook, the autograded
+   notebooks and the feedback are nbgrader's own;
 5. *report* (:mod:`.reports`): feedback HTML (with :mod:`instructor.feedback`), then the
    grades CSVs and the integrity report, the scores read once more from the gradebook.
+
+Staging feeds the workers as each hand-in is staged, and each hand-in is recorded as soon as
+its notebooks are back, while the others execute. Each step is timed (:mod:`.timing`).
 
 Steps 1, 2 and 4 run inside one boundary per hand-in (:func:`.records.contain`): whatever a
 hand-in holds ends in its own 0 with the note ``unreadable: <why>``, and the run goes on.
@@ -27,22 +30,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
-import secrets
-import shutil
 import time
-import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import nbformat
-from nbgrader.preprocessors import NbGraderPreprocessor
-from traitlets import Dict
-
+from instructor.classroom.grader.cluster import enter_client
 from instructor.classroom.grader.course import (
-    STAGING_FOLDER,
     WORK,
     GradebookWatch,
     NbgraderCourse,
@@ -52,19 +47,13 @@ from instructor.classroom.grader.course import (
     grading_context,
     late_penalties,
 )
-from instructor.classroom.grader.integrity import (
-    compare_with_release,
-    mark_student_cells,
-    normalise_notebook,
-    read_student_file,
-    read_submission_file,
-    scan_code,
-)
+from instructor.classroom.grader.excluded import read_excluded, without
+from instructor.classroom.grader.items import AssignmentItems, late_hand_ins, rubric_items
+from instructor.classroom.grader.items_html import write_items
+from instructor.classroom.grader.record import record_hand_in
 from instructor.classroom.grader.records import (
     HandIn,
     HandInSummary,
-    NotebookSummary,
-    Screening,
     Unreadable,
     contain,
 )
@@ -75,9 +64,9 @@ from instructor.classroom.grader.reports import (
     write_feedback,
     write_reports,
 )
+from instructor.classroom.grader.stage import Staged, stage, unreadable_staging
 from instructor.classroom.grader.timing import StepTimes
 from instructor.classroom.worker import (
-    STUDENT_VIEW,
     ExecutionResult,
     GraderEnvironmentError,
     Outcome,
@@ -91,7 +80,7 @@ from instructor.classroom.worker.session import (
 from instructor.paths import COURSE_ROOT
 from instructor.student_ids import id_problem, refusal
 
-__all__ = ["ClassGrader", "ClusterError"]
+__all__ = ["ClassGrader"]
 
 
 class ClassGrader:
@@ -157,6 +146,17 @@ class ClassGrader:
             if entry.is_dir() and (entry / assignment).is_dir()
         )
 
+    def write_item_analysis(self, assignments: list[str]) -> list[AssignmentItems]:
+        """``python -m instructor.classroom items``: the item analysis of the students present
+        in ``submitted/``, as ``make grade`` writes it, from the records and the gradebook's
+        scores (given by hand since included), grading nothing."""
+        present = {(a, s) for a in assignments for s in self.present(a)}
+        recorded = [s for s in self.state.load(assignments) if (s.assignment, s.student) in present]
+        summaries = without(from_gradebook(self.course, recorded), read_excluded(self.root))
+        late = late_hand_ins(self.course, summaries)
+        rubrics = rubric_items(self.course.root)
+        return write_items(self.reports, summaries, late=late, rubrics=rubrics)
+
     def present(self, assignment: str) -> list[str]:
         """The students with a folder for ``assignment`` in ``submitted/`` named by a student id."""
         return [s for s in self._folders(assignment) if not id_problem(s)]
@@ -200,7 +200,7 @@ class ClassGrader:
         stack = contextlib.ExitStack()
         try:
             with self.step_times.timed("cluster_start"):
-                client = self._client(stack)
+                client = enter_client(stack, self.scheduler, self.workers, str(COURSE_ROOT))
         except BaseException:
             stack.close()
             raise
@@ -209,25 +209,6 @@ class ClassGrader:
         finally:
             with self.step_times.timed("cluster_close"):
                 stack.close()
-
-    def _client(self, stack: contextlib.ExitStack) -> Any:
-        """A Dask client, entered on ``stack`` with the cluster it made, if any."""
-        if self.scheduler:
-            client = stack.enter_context(connect(self.scheduler))
-            check_cluster(client, str(COURSE_ROOT))
-            return client
-        from distributed import Client, LocalCluster
-
-        cluster = stack.enter_context(
-            LocalCluster(
-                n_workers=self.workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=":0",
-                silence_logs=40,
-            )
-        )
-        return stack.enter_context(Client(cluster))
 
     def _record(
         self,
@@ -401,272 +382,3 @@ class ClassGrader:
         if self.feedback:
             log(f"feedback: {self.root / 'feedback'}")
         return summaries
-
-
-SECRET_FILE = "submission_secret.txt"
-"""What ``nbgrader submit`` writes beside the notebooks: ``secrets.token_hex(64)``."""
-
-
-_SECRET = re.compile(r"[0-9a-f]{32,256}")
-
-
-_TIMESTAMP_BYTES = 100  # one date: "2026-11-20 12:00:00.000000 UTC" is 30 bytes
-
-
-def _small_regular_file(path: Path, limit: int) -> str | None:
-    data, _ = read_student_file(path, limit)
-    if data is None or not data.isascii():
-        return None
-    return data.decode("ascii")
-
-
-def exchange_files(source: Path, staged: Path) -> tuple[str, ...]:
-    """Copy nbgrader's exchange files of the hand-in in ``source`` to ``staged``; notes.
-
-    A hand-in without a usable ``submission_secret.txt`` (an LMS download has none; a
-    student may edit or delete theirs) gets a new random one: ``release_feedback`` opens
-    every hand-in's secret and stops the whole release at the first one missing. Its
-    feedback is then released under a name that student's ``fetch_feedback`` cannot find,
-    which the note says.
-    """
-    notes: list[str] = []
-    timestamp = source / "timestamp.txt"
-    if timestamp.exists() or timestamp.is_symlink():
-        text = _small_regular_file(timestamp, _TIMESTAMP_BYTES)
-        if text is None:
-            notes.append("timestamp.txt is not a short text file (ignored: graded as on time)")
-        else:
-            (staged / "timestamp.txt").write_text(text, encoding="ascii")
-    secret_path = source / SECRET_FILE
-    secret = None
-    if secret_path.exists() or secret_path.is_symlink():
-        secret = _small_regular_file(secret_path, 256)
-        if secret is None or not _SECRET.fullmatch(secret):
-            secret = None
-            notes.append(
-                f"{SECRET_FILE} is not what nbgrader submit writes: feedback released through "
-                "the exchange cannot be fetched by this student (give it to them by hand)"
-            )
-    (staged / SECRET_FILE).write_text(secret or secrets.token_hex(64), encoding="ascii")
-    return tuple(notes)
-
-
-@dataclass(frozen=True)
-class Staged:
-    """A hand-in, staged: what reading it found, and what is to be executed."""
-
-    notes: tuple[str, ...] = ()
-    screenings: dict[str, Screening] = field(default_factory=dict)
-    """Every expected notebook, in the gradebook's order."""
-    notebooks: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """name -> the sanitised notebook to execute (the readable ones only)."""
-
-
-def stage(course: NbgraderCourse, hand_in: HandIn) -> Staged:
-    """Read, check and sanitise ``hand_in``; stage its readable notebooks."""
-    folder = course.root / STAGING_FOLDER / hand_in.student / hand_in.assignment
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    expected = course.notebook_names(hand_in.assignment)
-    notes = exchange_files(hand_in.folder, folder) + tuple(
-        f"extra notebook {path.name} (not graded)"
-        for path in sorted(hand_in.folder.glob("*.ipynb"))
-        if path.stem not in expected
-    )
-    screenings: dict[str, Screening] = {}
-    notebooks: dict[str, dict[str, Any]] = {}
-    for name in expected:
-        path = hand_in.folder / f"{name}.ipynb"
-        if not path.is_file():
-            screenings[name] = Screening(
-                name, Outcome.MISSING, (f"no {name}.ipynb in the submission (scored 0)",)
-            )
-            continue
-        reading = read_submission_file(path)
-        if reading.notebook is None:
-            screenings[name] = Screening(
-                name, Outcome.UNREADABLE, (f"{path.name}: {reading.problem} (scored 0)",)
-            )
-            continue
-        released = course.released(hand_in.assignment, name)
-        changes = tuple(compare_with_release(reading.notebook, released))
-        flags = tuple(scan_code(reading.notebook))
-        notebook = normalise_notebook(reading.notebook, released)
-        try:
-            sanitised = course.sanitise(
-                nbformat.from_dict(notebook), hand_in.student, hand_in.assignment, name
-            )
-        except Exception as error:  # noqa: BLE001 - nbgrader could not make sense of it
-            problem = f"nbgrader could not sanitise it ({error!r}; scored 0)"
-            screenings[name] = Screening(name, Outcome.UNREADABLE, (*changes, problem), flags)
-            continue
-        nbformat.write(notebook, folder / f"{name}.ipynb")
-        screenings[name] = Screening(name, Outcome.PENDING, changes, flags)
-        notebooks[name] = dict(mark_student_cells(sanitised, released))
-    return Staged(notes, screenings, notebooks)
-
-
-def unreadable_staging(course: NbgraderCourse, hand_in: HandIn, failure: Unreadable) -> Staged:
-    """``hand_in`` staged as unreadable: every expected notebook scores 0 with the note. The
-    staging folder is emptied, so that recording finds no notebook of this hand-in to read."""
-    shutil.rmtree(
-        course.root / STAGING_FOLDER / hand_in.student / hand_in.assignment, ignore_errors=True
-    )
-    note = f"{failure.note} (scored 0)"
-    return Staged(
-        screenings={
-            name: Screening(name, Outcome.UNREADABLE, (note,))
-            for name in course.notebook_names(hand_in.assignment)
-        }
-    )
-
-
-def record_hand_in(
-    course: NbgraderCourse,
-    hand_in: HandIn,
-    staged: Staged,
-    executed: dict[str, ExecutionResult],
-) -> HandInSummary:
-    """Record ``hand_in``'s grades into the gradebook (zeros where nothing could run)."""
-    notebooks = {
-        name: NotebookSummary.screened(screening) for name, screening in staged.screenings.items()
-    }
-    for name, result in executed.items():
-        notebooks[name] = notebooks[name].executed(result)
-    error = ""
-    if executed:
-        # nbgrader's autograde on the staged copy, with the outputs of ``executed``;
-        # notebooks without a result (missing, unreadable) are left to it: it scores them 0.
-        api: Any = course.recording_api
-        api.config.ReplayExecute.executed = {name: r.notebook for name, r in executed.items()}
-        try:
-            with warnings.catch_warnings():
-                # nbgrader 0.9's own SQLAlchemy autoflush warnings: its CLI logs them too.
-                warnings.simplefilter("ignore")
-                outcome = api.autograde(hand_in.assignment, hand_in.student, force=True)
-        finally:
-            api.config.ReplayExecute.executed = {}
-        if not outcome["success"]:
-            error = "nbgrader autograde failed: " + outcome.get("error", "")[-2000:]
-    else:
-        course.record_zeros(hand_in.student, hand_in.assignment, list(notebooks))
-    for name, (score, max_score, cells) in course.scores(
-        hand_in.student, hand_in.assignment, list(notebooks)
-    ).items():
-        notebooks[name] = replace(notebooks[name], score=score, max_score=max_score, cells=cells)
-    return HandInSummary(
-        hand_in.student, hand_in.assignment, hand_in.fingerprint, staged.notes, error, notebooks
-    )
-
-
-class ReplayExecute(NbGraderPreprocessor):
-    """nbgrader's ``Execute`` step, replaced: outputs come from the sandboxed run."""
-
-    executed = Dict(
-        help="notebook name -> the executed notebook (nbformat dict) of the sandboxed run"
-    ).tag(config=True)
-
-    def preprocess(self, nb, resources):  # nbconvert's signature
-        info = resources["nbgrader"]
-        name = info["notebook"]
-        where = (info["student"], info["assignment"], name)
-        if name not in self.executed:
-            raise RuntimeError(f"{where}: no executed notebook to replay")
-        executed = nbformat.from_dict(self.executed[name])
-        if [c.source for c in executed.cells] != [c.source for c in nb.cells]:
-            raise RuntimeError(f"{where}: the executed notebook is not the one sanitised")
-        for cell, ran in zip(nb.cells, executed.cells, strict=True):
-            if cell.cell_type == "code":
-                cell.outputs = ran.get("outputs", [])
-                cell.execution_count = ran.get("execution_count")
-                if STUDENT_VIEW in ran.get("metadata", {}):
-                    cell.metadata[STUDENT_VIEW] = ran.metadata[STUDENT_VIEW]
-        return nb, resources
-
-
-CLUSTER_SECONDS = 10.0
-"""How long to wait for the scheduler, a first worker and the workers' checks."""
-
-
-# Run on the workers from its source: a worker without the course (which could not import
-# this module) must still answer why.
-WORKER_CHECK_SOURCE = """
-def check_worker():
-    import os, sys
-    found = {"python": sys.executable, "cwd": os.getcwd()}
-    try:
-        import helpers
-        import instructor.paths
-    except BaseException as error:
-        found["error"] = f"{type(error).__name__}: {error}"
-        return found
-    found["course_root"] = str(instructor.paths.COURSE_ROOT)
-    return found
-"""
-
-
-class ClusterError(RuntimeError):
-    """The cluster cannot grade this course; the message says why and what to do."""
-
-
-def connect(address: str, timeout: float = CLUSTER_SECONDS) -> Any:
-    """A ``distributed.Client`` of the scheduler at ``address``, or :class:`ClusterError`."""
-    from distributed import Client
-
-    try:
-        return Client(address, timeout=timeout)
-    except (OSError, TimeoutError) as error:
-        raise ClusterError(
-            f"no Dask scheduler answers at {address} within {timeout:g} s ({error}): start "
-            f"one with `dask scheduler` and give its address (tcp://HOST:8786) to --scheduler"
-        ) from None
-
-
-def check_cluster(client: Any, course_root: str, timeout: float = CLUSTER_SECONDS) -> int:
-    """How many workers ``client``'s cluster has, each importing the course from
-    ``course_root``; else :class:`ClusterError`."""
-    address = client.scheduler.address
-    fix = (
-        f"start workers with `dask worker {address}` on machines where the course is at "
-        f"{course_root} (a checkout there, with `pip install -e '.[instructor]'` in the "
-        "worker's Python), or run without --scheduler to grade on this machine"
-    )
-    try:
-        client.wait_for_workers(1, timeout=timeout)
-    except TimeoutError:
-        raise ClusterError(
-            f"the Dask scheduler at {address} has no worker (none joined within {timeout:g} s): "
-            + fix
-        ) from None
-    namespace: dict[str, Any] = {"__name__": "instructor_cluster_check"}
-    exec(compile(WORKER_CHECK_SOURCE, "<worker check>", "exec"), namespace)  # noqa: S102 - our source
-    try:
-        found = client.sync(
-            client._run, namespace["check_worker"], on_error="return", callback_timeout=timeout
-        )
-    except TimeoutError:
-        raise ClusterError(
-            f"the workers of {address} did not answer the course check within {timeout:g} s "
-            "(busy or stuck): " + fix
-        ) from None
-    problems = []
-    for worker, answer in sorted(found.items()):
-        if isinstance(answer, BaseException):
-            problems.append(f"{worker}: the check failed ({type(answer).__name__}: {answer})")
-        elif "error" in answer:
-            problems.append(
-                f"{worker}: cannot import the course ({answer['error']}; its Python is "
-                f"{answer['python']}, working directory {answer['cwd']})"
-            )
-        elif answer["course_root"] != course_root:
-            problems.append(
-                f"{worker}: imports the course from {answer['course_root']}, not {course_root}"
-            )
-    if problems:
-        raise ClusterError(
-            f"{len(problems)} of {len(found)} worker(s) of {address} cannot grade this course:\n"
-            + "\n".join(f"  {line}" for line in problems)
-            + "\nTo fix: "
-            + fix
-        )
-    return len(found)

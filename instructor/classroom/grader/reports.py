@@ -49,7 +49,8 @@ from instructor.classroom.grader.course import (
 )
 from instructor.classroom.grader.excluded import Excluded, excluded_lines, read_excluded, without
 from instructor.classroom.grader.integrity import read_submission_file
-from instructor.classroom.grader.items import late_hand_ins, rubric_items, write_items
+from instructor.classroom.grader.items import late_hand_ins, rubric_items
+from instructor.classroom.grader.items_html import write_items
 from instructor.classroom.grader.records import HandInSummary, attention, cell_outcome, contain
 from instructor.exchange import ExchangeRecord, read_records
 from instructor.feedback import feedback_config

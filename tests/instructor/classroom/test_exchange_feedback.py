@@ -19,8 +19,9 @@ from pathlib import Path
 import nbformat
 
 from instructor import anatomy
-from instructor.classroom.grader.pipeline import SECRET_FILE, ClassGrader
+from instructor.classroom.grader.pipeline import ClassGrader
 from instructor.classroom.grader.records import attention
+from instructor.classroom.grader.stage import SECRET_FILE
 from instructor.classroom.worker.isolation import Limits
 from instructor.nbgrader_env import nbgrader_env
 from instructor.scratch_course import ScratchCourse

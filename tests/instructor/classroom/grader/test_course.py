@@ -9,11 +9,9 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 from nbgrader.plugins import LateSubmissionPlugin
-from nbgrader.preprocessors import Execute
 
 from instructor import anatomy, registry
-from instructor.classroom.grader.course import STAGING_FOLDER, NbgraderCourse, PerHourPenalty
-from instructor.classroom.grader.pipeline import ReplayExecute
+from instructor.classroom.grader.course import NbgraderCourse, PerHourPenalty
 from instructor.scratch_course import ScratchCourse
 
 
@@ -24,15 +22,6 @@ def test_the_course_is_read_from_its_config(course: ScratchCourse) -> None:
     released = nbgrader.released(course.assignment, course.assignment)
     assert anatomy.test_cells(released)
     assert nbgrader.scores("nobody", course.assignment, [course.assignment]) == {}
-
-
-def test_the_recording_api_replays_on_the_staged_copies(course: ScratchCourse) -> None:
-    api = NbgraderCourse(course.root, db_url="sqlite:///elsewhere.db").recording_api
-    steps = api.config.Autograde.autograde_preprocessors
-    assert steps[0] is ReplayExecute
-    assert Execute not in steps, "nbgrader's Execute would run the student's code unsandboxed"
-    assert api.coursedir.submitted_directory == STAGING_FOLDER
-    assert api.coursedir.db_url == "sqlite:///elsewhere.db"
 
 
 def test_sanitising_restores_the_test_cells(course: ScratchCourse) -> None:

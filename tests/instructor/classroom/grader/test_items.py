@@ -23,8 +23,8 @@ from instructor.classroom.grader.items import (
     Item,
     option_flags,
     rubric_items,
-    write_items,
 )
+from instructor.classroom.grader.items_html import write_items
 from instructor.classroom.grader.records import (
     CellGrade,
     CellSeen,

@@ -28,7 +28,7 @@ import pytest
 
 from instructor import anatomy, registry
 from instructor.classroom.grader import records
-from instructor.classroom.grader.items import write_items
+from instructor.classroom.grader.items_html import write_items
 from instructor.classroom.grader.records import CellSeen, FailedPart, Manual
 from instructor.classroom.kernel import probe as probe_kernel
 from instructor.classroom.worker import Outcome

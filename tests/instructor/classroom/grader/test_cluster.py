@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from instructor.classroom.grader.pipeline import ClusterError, check_cluster, connect
+from instructor.classroom.grader.cluster import ClusterError, check_cluster, connect
 from instructor.paths import COURSE_ROOT
 
 pytestmark = pytest.mark.xdist_group("classroom-cluster")

@@ -9,8 +9,8 @@ import nbformat
 
 from instructor import anatomy
 from instructor.classroom.grader.course import STAGING_FOLDER, NbgraderCourse
-from instructor.classroom.grader.pipeline import SECRET_FILE, exchange_files, stage
 from instructor.classroom.grader.records import HandIn, Screening
+from instructor.classroom.grader.stage import SECRET_FILE, exchange_files, stage
 from instructor.scratch_course import ScratchCourse
 
 
