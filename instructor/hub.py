@@ -613,8 +613,9 @@ def prepare(settings: HubSettings) -> list[str]:
         role_config(settings, role, course)
     if len(settings.roster.instructors) > 1:
         notes.append(
-            f"the course folder is {instructor}'s; other instructors get formgrader's "
-            "pages but not that folder (share it through a Unix group, docs/jupyterhub.md)"
+            f"the course folder is {instructor}'s; other instructors grade in {instructor}'s "
+            f"server (/user/{instructor}/rubric-grading, formgrader), which the hub lets "
+            "them open; their own servers' formgrader does not reach that folder"
         )
     settings.save()
     return notes
@@ -660,6 +661,19 @@ def configure(c: Any, settings: HubSettings) -> None:
         f"nbgrader-{roster.course}": {"users": list(roster.students)},
         f"formgrade-{roster.course}": {"users": list(roster.instructors)},
     }
+    # Graders (the group formgrade-<course>: the roster's instructors) may open the first
+    # instructor's server, which holds the course folder and serves formgrader and the
+    # grading page by question: nbgrader's way of grading with several graders, one shared
+    # grading server. JupyterHub's scope is the whole server (its terminal included, as
+    # that user), the same as nbgrader's shared formgrader service gives its graders.
+    c.JupyterHub.load_roles = [
+        {
+            "name": "course-graders",
+            "description": "open the course folder's server (formgrader, grading page)",
+            "scopes": [f"access:servers!user={roster.instructors[0]}"],
+            "groups": [f"formgrade-{roster.course}"],
+        }
+    ]
     # ... through the hub's API, with the server's own token: it may read its own user's
     # groups, nothing more (JupyterHub's default token cannot, so "No courses" otherwise).
     c.Spawner.server_token_scopes = [
@@ -710,12 +724,13 @@ def handin_service(c: Any, settings: HubSettings) -> None:
     # (which takes hand-ins from the students' group alone).
     course = settings.roster.course
     c.JupyterHub.load_roles = [
+        *c.JupyterHub.load_roles,
         {
             "name": "course-handin",
             "description": "reach the course's hand-in service",
             "scopes": [f"access:services!service={HANDIN_SERVICE}"],
             "groups": [f"nbgrader-{course}", f"formgrade-{course}"],
-        }
+        },
     ]
     c.Spawner.server_token_scopes = [
         *c.Spawner.server_token_scopes,

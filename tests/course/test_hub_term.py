@@ -34,8 +34,13 @@ of the instructor's user (``runuser -l``: ``/etc/profile`` resets ``PATH``, the 
    is the report's, and ann's honest hand-in has no note but near copies;
 5. the instructor opens formgrader in JupyterLab (its panel must show formgrader: the
    instructor's server sends ``frame-ancestors 'self'``, students' servers JupyterHub's
-   ``'none'``) and grades cat's written answer there, with a comment; the class grader runs
-   again and writes it into the reports and the feedback;
+   ``'none'``) and grades cat's written answer in formgrader, keys alone, counted; twelve
+   more students (:data:`CLASS`) handed in 10 with a written answer only, through the
+   hand-in service with their own hub tokens, and were collected and graded while the
+   others typed; the instructor and a TA (another instructor of the roster, in the
+   instructor's server) grade their answers on the grading page by question at once, keys
+   alone, counted (docs/instructors.md's cost table is what was counted); the class grader
+   runs again and writes every hand-given score into the reports and the feedback;
 6. ``nbgrader release_feedback``; each student presses Fetch Feedback and opens their
    feedback: their score, the diagnostic (ben), the instructor's comment (cat); no hidden
    test and no other student's name;
@@ -44,7 +49,8 @@ of the instructor's user (``runuser -l``: ``/etc/profile`` resets ``PATH``, the 
    the hand-given points), and the gradebook holds the same penalty;
 8. what a student may not do, tried as the student's system user: list the exchange's
    inbound or feedback folders, read another's home or the instructor's gradebook, open
-   formgrader (theirs is off, the instructor's server is not theirs); and bad hand-ins:
+   formgrader or the grading page and its API (theirs are off, the instructor's server is
+   not theirs); and bad hand-ins:
    a renamed notebook and a submission over the course's size limit are refused with
    nbgrader's message, an extra file goes along, and nothing of the student's is lost.
 
@@ -57,12 +63,18 @@ from __future__ import annotations
 import csv
 import json
 import re
+import shlex
 import shutil
 import sqlite3
+import subprocess
 import sys
 import time
+from contextlib import closing
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from html import unescape
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import nbformat
@@ -72,6 +84,8 @@ from nbgrader.utils import parse_utc
 from instructor import anatomy, registry
 from instructor.grading_cases import load_cases
 from instructor.paths import COURSE_ROOT
+from instructor.question_grading import feedback_comment
+from instructor.rubrics import notebook_rubrics
 from support.hub import (
     CHROMIUM,
     TIMEOUT_MS,
@@ -82,11 +96,15 @@ from support.hub import (
 )
 from support.studentview import ARTIFACTS, CHROMIUM_ARGS
 
-ROSTER = """course = "self-attention"
-instructors = ["hubteach"]
-students = ["hubann", "hubben", "hubcat"]
-"""
 INSTRUCTOR, ANN, BEN, CAT = "hubteach", "hubann", "hubben", "hubcat"
+TA = "hubta"  # a second instructor of the roster: in formgrade-<course>, no course folder
+# Twelve more students, who hand in 10 with its written answer only (through the hand-in
+# service, with their own hub tokens): with cat, a class of 13 answers to grade by question.
+CLASS = tuple(f"hubs{n:02d}" for n in range(1, 13))
+ROSTER = f"""course = "self-attention"
+instructors = ["{INSTRUCTOR}", "{TA}"]
+students = {json.dumps([ANN, BEN, CAT, *CLASS])}
+"""
 ONE, TEN = "01_vector_sets", "10_transformer_block"
 WRITTEN = "written_pre_norm"
 CAT_ANSWER = (
@@ -104,7 +122,40 @@ nb = nbformat.read(path, as_version=4)
 nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != grade_id]
 nbformat.write(nb, path)
 """
+# The rubric items each of the class's answers gets on the grading page, by key (items 1
+# and 2 of written_pre_norm, a point each): scores 1, 1, 2 and 0 in turn.
+CLASS_KEYS = ("1", "2", "12", "")
+SCRIPTED = CLASS[0]  # an answer holding markup that would run script if it were rendered
+MARKUP = '<img src=x onerror="alert(1)">'
 DOCS = COURSE_ROOT / "docs" / "jupyterhub.md"
+COSTS_DOCS = COURSE_ROOT / "docs" / "instructors.md"
+# Run as a student: what nbgrader submit (instructor.exchange.HubSubmit) sends the hand-in
+# service, the notebook from the student's home and their own hub token.
+HAND_IN = """import base64, json, os, sys, urllib.request
+url, course, assignment, path = sys.argv[1:]
+with open(path, "rb") as handle:
+    content = base64.b64encode(handle.read()).decode()
+files = [{"path": os.path.basename(path), "content": content}]
+body = json.dumps({"course": course, "assignment": assignment, "files": files}).encode()
+token = os.environ["JUPYTERHUB_API_TOKEN"]
+request = urllib.request.Request(url + "submit", data=body, method="POST", headers={
+    "Authorization": "token " + token, "Content-Type": "application/json"})
+with urllib.request.urlopen(request, timeout=120) as response:
+    print(json.load(response)["timestamp"])
+"""
+# Run as a student: a request to a server's API with the student's own hub token; prints
+# the status and the start of the reply.
+API_CALL = """import os, sys, urllib.error, urllib.request
+url, body = sys.argv[1:]
+request = urllib.request.Request(url, data=body.encode() or None, method="POST" if body else
+    "GET", headers={"Authorization": "token " + os.environ["JUPYTERHUB_API_TOKEN"]})
+try:
+    with urllib.request.urlopen(request, timeout=60) as response:
+        print(response.status, response.read(300))
+except urllib.error.HTTPError as error:
+    print(error.code, error.read(300))
+"""
+HANDIN_SCOPES = ["access:services!service=handin", "read:users:groups!user"]
 # The kinds of command docs/jupyterhub.md's term block holds, each run by this test as
 # written there: a command added to the block and not run here fails the test.
 TERM_KINDS = (
@@ -116,6 +167,28 @@ TERM_KINDS = (
 )
 
 pytestmark = pytest.mark.xdist_group("hub")
+
+
+def class_answer(student: str) -> str:
+    """The written answer of one of :data:`CLASS`: numbered, so the test (not the grader,
+    who sees anonymised ids) knows whose answer the page shows."""
+    number = CLASS.index(student) + 1
+    markup = f"{MARKUP} " if student == SCRIPTED else ""
+    return (
+        f"Answer {number:02d}. {markup}Pre-norm leaves the residual path without a LayerNorm, "
+        f"so deep stacks train without warm-up (point {number})."
+    )
+
+
+def shown_student(text: str) -> str:
+    """The student of :data:`CLASS` whose answer a page shows."""
+    found = re.search(r"Answer (\d\d)\.", text)
+    assert found, f"not an answer of the class: {text!r}"
+    return CLASS[int(found.group(1)) - 1]
+
+
+def class_keys(student: str) -> str:
+    return CLASS_KEYS[CLASS.index(student) % len(CLASS_KEYS)]
 
 
 def wrong_one_hot() -> tuple[str, str]:
@@ -267,6 +340,47 @@ def server_post(page, hub: Hub, user: str, path: str, data: dict[str, str]) -> d
 # -- the instructor's side -----------------------------------------------------------------
 
 
+def hand_in_class(hub: Hub) -> None:
+    """Each student of :data:`CLASS` hands in 10 as released with a written answer: the
+    notebook in their home, sent by their system user to the hub's hand-in service with a
+    hub token of their own (what the Submit button's ``nbgrader submit`` sends; their
+    JupyterLab servers are not started, which would cost minutes)."""
+    released = anatomy.read_released(TEN)
+    for student in CLASS:
+        notebook = nbformat.from_dict(released)
+        (cell,) = [c for c in notebook.cells if anatomy.grade_id(c) == WRITTEN]
+        cell.source = class_answer(student)
+        path = hub.settings.home(student) / hub.roster.course / TEN / f"{TEN}.ipynb"
+        hub.write_as(student, path, nbformat.writes(notebook))
+        token = hub.token(student, HANDIN_SCOPES)
+        sent = [HAND_IN, hub.settings.handin_url, hub.roster.course, TEN, str(path)]
+        hub.run_as(student, sys.executable, "-c", *sent, env=hub.server_env(student, token))
+
+
+def grade_class(hub: Hub) -> subprocess.Popen:
+    """The instructor collects the class's hand-ins and grades them (the class grader,
+    without feedback, one worker: the other core is the browser's) in a login shell of
+    theirs, while the three students type: the main runs then find them recorded."""
+    course = shlex.quote(str(hub.course))
+    command = (
+        f"cd {course} && nbgrader collect --update {TEN} && python -m instructor.classroom "
+        f"grade {TEN} --root {course} --no-feedback --workers 1"
+    )
+    return subprocess.Popen(
+        ["runuser", "-l", INSTRUCTOR, "-c", command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def graded_class(process: subprocess.Popen) -> None:
+    output, _ = process.communicate(timeout=900)
+    assert process.returncode == 0, f"grading the class failed:\n{output[-3000:]}"
+    for line in [line for line in output.splitlines() if "steps (s)" in line][-1:]:
+        print(f"  [{INSTRUCTOR}, the class] {line.strip()}")
+
+
 def set_due_date(hub: Hub, assignment: str, due: datetime) -> None:
     """The instructor's course config gets a due date and a per-hour late penalty."""
     config = hub.course / "nbgrader_config.py"
@@ -415,7 +529,10 @@ def scores(db: Path) -> dict[tuple[str, str], float]:
 def autograde_copy(hub: Hub) -> dict[tuple[str, str], float]:
     """``nbgrader autograde`` of the same submissions in a copy of the course folder."""
     copy = hub.settings.home(INSTRUCTOR) / "autograde-check"
-    shutil.copytree(hub.course / "submitted", copy / "submitted")
+    # ann's, ben's and cat's (the class's hand-ins are the release with a written answer:
+    # nbgrader's kernel start for each would add minutes and prove nothing more).
+    for student in (ANN, BEN, CAT):
+        shutil.copytree(hub.course / "submitted" / student, copy / "submitted" / student)
     # The assignments as the class grader registered them (cells, points, due date);
     # autograde scores every submission again.
     shutil.copy2(hub.course / "gradebook.db", copy / "gradebook.db")
@@ -445,7 +562,7 @@ def check_grading_page(page, hub: Hub) -> None:
     assert row, f"{question} is not listed:\n{listing.text()[:2000]}"
     cells = re.findall(r"<td>(.*?)</td>", row.group(1))
     # assignment, points, graded, waiting, unanswered
-    assert cells[0] == TEN and cells[2:4] == ["0", "1"], cells
+    assert cells[0] == TEN and cells[2:4] == ["0", str(len(CLASS) + 1)], cells
 
 
 def open_formgrader(page):
@@ -471,42 +588,294 @@ def release_in_formgrader(page, assignment: str) -> None:
     page.screenshot(path=str(ARTIFACTS / "hub_formgrader_released.png"))
 
 
-def grade_in_formgrader(page, hub: Hub) -> None:
-    """In the formgrader panel of the instructor's JupyterLab, cat's written answer graded."""
-    frame = page.frame_locator("#formgrader-iframe iframe")
+@dataclass
+class Traffic:
+    """What a page did from one mark to the next: the pages it loaded (its load events) and
+    the requests of its script to formgrader's or the grading page's API."""
+
+    page: Any
+    seen: list[tuple[str, str, str]] = field(default_factory=list)
+    loads: int = 0
+
+    def __post_init__(self) -> None:
+        self.page.on("request", lambda r: self.seen.append((r.resource_type, r.method, r.url)))
+        self.page.on("load", lambda _: self._loaded())
+
+    def _loaded(self) -> None:
+        self.loads += 1
+
+    def take(self) -> tuple[int, list[tuple[str, str, str]]]:
+        """The pages loaded and the API calls since the last mark (documents, scripts,
+        styles and fonts left out: formgrader's "next" is two redirects to one page)."""
+        taken = [seen for seen in self.seen if "/api/" in seen[2] and seen[0] in ("xhr", "fetch")]
+        loads, self.loads = self.loads, 0
+        self.seen.clear()
+        return loads, taken
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Grading one answer, as a browser test counts it."""
+
+    what: str
+    page_loads: int
+    api_requests: int
+    keys: str
+    """Keys pressed, as the table gives them (a count, or the counts seen)."""
+
+    @classmethod
+    def of(cls, what: str, traffic: tuple[int, list[tuple[str, str, str]]], keys: str) -> Cost:
+        loads, requests = traffic
+        return cls(what, loads, len(requests), keys)
+
+    def row(self) -> str:
+        return f"| {self.what} | {self.page_loads} | {self.api_requests} | {self.keys} |"
+
+
+def submission_ids(hub: Hub, assignment: str) -> dict[str, str]:
+    """student -> the id of their submitted notebook ``assignment`` (formgrader's pages)."""
     with sqlite3.connect(hub.course / "gradebook.db") as db:
-        (submission_id,) = db.execute(
-            "SELECT sn.id FROM submitted_notebook sn JOIN notebook n ON sn.notebook_id = n.id "
-            "JOIN submitted_assignment sa ON sn.assignment_id = sa.id "
-            "WHERE n.name = ? AND sa.student_id = ?",
-            (TEN, CAT),
-        ).fetchone()
-    # Formgrader's page of cat's notebook, in the same panel (what Manual Grading links to).
-    # Formgrader saves a score on its input's change event once its page has loaded the
+        return dict(
+            db.execute(
+                "SELECT sa.student_id, sn.id FROM submitted_notebook sn JOIN notebook n ON "
+                "sn.notebook_id = n.id JOIN submitted_assignment sa ON sn.assignment_id = "
+                "sa.id JOIN assignment a ON sa.assignment_id = a.id WHERE a.name = ? AND "
+                "n.name = ?",
+                (assignment, assignment),
+            ).fetchall()
+        )
+
+
+def grade_in_formgrader(context, hub: Hub) -> list[Cost]:
+    """cat's written answer graded in formgrader with the keyboard alone, counted: her
+    submission's page (what Manual Grading links to), Tab to the question's score box,
+    the score, Tab, the comment, then Ctrl+. (formgrader's "next submission", which saves
+    the box and opens the next student's page on the same question's score box)."""
+    ids = submission_ids(hub, TEN)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    traffic = Traffic(page)
+    base = f"{hub.url}/user/{INSTRUCTOR}/formgrader"
+    # Formgrader saves a score on its box's change event once its page has loaded the
     # cell's grades and comments (typed before, a score is lost): wait for both loads.
-    url = f"{hub.url}/user/{INSTRUCTOR}/formgrader/submissions/{submission_id}/"
     with (
         page.expect_response(lambda r: "/formgrader/api/grades?" in r.url),
         page.expect_response(lambda r: "/formgrader/api/comments?" in r.url),
     ):
-        page.eval_on_selector("#formgrader-iframe iframe", "(f, u) => { f.src = u; }", url)
+        page.goto(f"{base}/submissions/{ids[CAT]}/")
+    # Once MathJax has typeset the page, formgrader focuses its first score or comment box.
+    focused = "() => document.activeElement ? document.activeElement.id : ''"
+    page.wait_for_function("() => !!document.activeElement?.matches('.tabbable')")
+    tabs = 0
+    while page.evaluate(focused) != WRITTEN:
+        page.keyboard.press("Tab")
+        tabs += 1
+        assert tabs < 200, "Tab never reached the written answer's score box"
+    opened = traffic.take()
 
     def put(kind: str):
         return lambda r: f"/formgrader/api/{kind}/" in r.url and r.request.method == "PUT"
 
-    score = frame.locator(f"input.score#{WRITTEN}")
-    score.wait_for()
+    score = str(MANUAL_POINTS)
     with page.expect_response(put("grade")) as saved:
-        score.fill(str(MANUAL_POINTS))
-        score.press("Tab")
+        page.keyboard.type(score)
+        page.keyboard.press("Tab")  # the score is saved as its box loses the focus
     assert saved.value.ok
-    comment = frame.locator(f"textarea#{WRITTEN}-comment")
-    with page.expect_response(put("comment")) as saved:
-        comment.fill(COMMENT)
-        comment.press("Tab")
+    tabs_to_comment = 1
+    while page.evaluate(focused) != f"{WRITTEN}-comment":  # past the extra credit box
+        page.keyboard.press("Tab")
+        tabs_to_comment += 1
+        assert tabs_to_comment < 5, page.evaluate(focused)
+    page.keyboard.type(COMMENT)
+    # Ctrl+. saves the comment and opens the next submission (Ctrl+, the previous one, for
+    # the last in formgrader's order), focused on the same question's score box.
+    order = sorted(ids.values())
+    chord = "Control+," if order[-1] == ids[CAT] else "Control+."
+    with (
+        page.expect_response(put("comment")) as saved,
+        page.expect_response(lambda r: "/formgrader/api/comments?" in r.url),
+    ):
+        page.keyboard.press(chord)
     assert saved.value.ok
+    page.wait_for_function("id => document.activeElement?.id === id", arg=WRITTEN)
+    assert f"/submissions/{ids[CAT]}/" not in page.url, page.url
+    graded = traffic.take()
     page.screenshot(path=str(ARTIFACTS / "hub_formgrader_graded.png"))
-    page.context.close()
+    page.close()
+    typed = len(score) + tabs_to_comment + len(COMMENT) + 1
+    print(f"  formgrader: {tabs} Tab presses to {WRITTEN}; {opened} then {graded}")
+    return [
+        Cost.of("formgrader: open the submission, Tab to the question's score box", opened,
+                str(tabs)),
+        Cost.of(f"formgrader: each answer (score, Tab to the comment box, a {len(COMMENT)}-"
+                "character comment, Ctrl+.: saves, opens the next student's)", graded,
+                str(typed)),
+    ]  # fmt: skip
+
+
+def grade_by_question(
+    browser, context, hub: Hub
+) -> tuple[dict[str, str], dict[str, str], list[Cost]]:
+    """The class's answers to 10's written question graded on the grading page, with the
+    keyboard alone, by the instructor (a tab of their session) and the TA (logged in on
+    the hub, in the instructor's server) at the same time, taking turns answer by answer.
+    Returns who graded each student's answer, its anonymised id, and the page's costs."""
+    from playwright.sync_api import expect
+
+    path = f"/user/{INSTRUCTOR}/{GRADING_PAGE}/q/{TEN}/{WRITTEN}"
+    total = len(CLASS) + 1
+    teach = context.new_page()
+    teach.set_default_timeout(TIMEOUT_MS)
+    traffic = {INSTRUCTOR: Traffic(teach)}
+    teach.goto(hub.url + path)
+    expect(teach.locator("#counter")).to_have_text(f"{len(CLASS)} of {total} left")
+    opened = traffic[INSTRUCTOR].take()
+    ta = hub.login(browser, TA, path)
+    traffic[TA] = Traffic(ta)
+    expect(ta.locator("#counter")).to_have_text(f"{len(CLASS)} of {total} left")
+    pages = {INSTRUCTOR: teach, TA: ta}
+    alerts: list[str] = []
+    for page in pages.values():
+        page.on("dialog", lambda dialog: (alerts.append(dialog.message), dialog.dismiss()))
+    assert teach.locator("#who").inner_text() != ta.locator("#who").inner_text()
+    done = "Every answer is graded."
+    graded: dict[str, str] = {}
+    answer_ids: dict[str, str] = {}
+    keys_per_answer: set[int] = set()
+    refused: list[tuple[str, str]] = []
+    for _ in range(3 * len(CLASS)):
+        waiting = [n for n, p in pages.items() if p.locator("#answer").inner_text() != done]
+        if not waiting:
+            break
+        for name in waiting:
+            page = pages[name]
+            shown = page.locator("#answer")
+            student = shown_student(shown.inner_text())
+            if student == SCRIPTED:  # the markup is shown as its text, and nothing ran
+                assert shown.locator("img").count() == 0, shown.inner_html()
+                assert MARKUP in shown.inner_text(), shown.inner_text()
+            before = page.locator("#who").inner_text()
+            answer_ids.setdefault(student, before.split()[0])
+            traffic[name].take()
+            keys = class_keys(student)
+            for key in keys:
+                page.keyboard.press(key)
+            expect(page.locator("#score")).to_have_text(str(len(keys)))
+            page.keyboard.press("Enter")
+            # Saved: the next answer (or the end) is shown. Refused: the answer is shown
+            # again, saved by the other grader meanwhile.
+            page.wait_for_function(
+                "b => document.getElementById('who').textContent !== b", arg=before
+            )
+            message = page.locator("#message").inner_text()
+            if message:
+                assert "saved by" in message and student in graded, (name, message)
+                refused.append((name, message))
+                page.keyboard.press("n")  # on to the next, saving nothing
+                page.wait_for_function(
+                    "b => !document.getElementById('who').textContent.startsWith(b)",
+                    arg=before,
+                )
+                continue
+            assert student not in graded, f"{student}'s answer saved twice"
+            graded[student] = name
+            # One request per answer: the save, which answers with the next; no page load.
+            loads, requests = traffic[name].take()
+            assert (loads, [(k, m) for k, m, _ in requests]) == (0, [("fetch", "POST")])
+            keys_per_answer.add(len(keys) + 1)
+    for page in pages.values():
+        expect(page.locator("#counter")).to_have_text(f"0 of {total} left")
+        expect(page.locator("#answer")).to_have_text(done)
+    ta.screenshot(path=str(ARTIFACTS / "hub_grading_page_ta.png"))
+    ta.context.close()
+    assert sorted(graded) == sorted(CLASS), graded
+    assert set(graded.values()) == {INSTRUCTOR, TA}, graded
+    assert not alerts, f"an answer's script ran: {alerts}"
+    # Both were given the last answer that waited (no other was left): one save stands,
+    # the other is refused, never written over it.
+    assert len(refused) == 1, refused
+    print(f"  graded by question: {graded}; refused saves: {refused}")
+    counts = sorted(keys_per_answer)
+    keys = ", ".join(map(str, counts[:-1])) + f" or {counts[-1]}"
+    return graded, answer_ids, [
+        Cost.of("grading page: open the question (its first answer shown)", opened, "0"),
+        Cost.of("grading page: each answer (a key per rubric item, Enter: saves, shows the "
+                "next)", (0, [("fetch", "POST", "")]), keys),
+    ]  # fmt: skip
+
+
+def check_cost_table(costs: list[Cost]) -> None:
+    """docs/instructors.md's table of what grading one answer costs is what was counted."""
+    text = COSTS_DOCS.read_text()
+    rows = [cost.row() for cost in costs]
+    print("\n".join(rows))
+    missing = [row for row in rows if row not in text]
+    assert not missing, f"{COSTS_DOCS.name}'s cost table lacks the rows counted:\n" + "\n".join(
+        missing
+    )
+
+
+def check_store(hub: Hub, graded: dict[str, str]) -> None:
+    """The grading page's store names who saved each answer and the items applied."""
+    store = hub.course / "rubric_grading.sqlite"
+    with closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True)) as db:
+        saves = {
+            student: (grader, json.loads(items))
+            for student, grader, items in db.execute(
+                "SELECT student, grader, items FROM saves WHERE question = ?", (WRITTEN,)
+            )
+        }
+    rubric = written_rubric()
+    for student, grader in graded.items():
+        items = [rubric.items[int(k) - 1].id for k in class_keys(student)]
+        assert saves[student] == (grader, items), (student, saves.get(student))
+
+
+def written_rubric():
+    return notebook_rubrics(anatomy.read_solution(TEN), TEN)[WRITTEN]
+
+
+def check_class_reports(hub: Hub) -> None:
+    """Every student of the class: the gradebook, totals.csv, the Canvas and Moodle exports
+    and their feedback (as released) hold the score of the items applied on the grading
+    page, and the feedback their notes (never the criteria or the reference answer)."""
+    from nbgrader.api import Gradebook
+
+    rubric = written_rubric()
+    reports = hub.course / "reports"
+    with (reports / "totals.csv").open() as handle:
+        totals = {(r["student"], r["assignment"]): r for r in csv.DictReader(handle)}
+    with (reports / "moodle.csv").open() as handle:
+        moodle = {r["Username"]: r for r in csv.DictReader(handle)}
+    with (reports / "canvas.csv").open() as handle:
+        canvas = {r["SIS Login ID"]: r for r in csv.DictReader(handle)}
+    with Gradebook(f"sqlite:///{hub.course / 'gradebook.db'}") as gradebook:
+        for student in CLASS:
+            items = [rubric.items[int(k) - 1] for k in class_keys(student)]
+            points = sum(item.points for item in items)
+            grade = gradebook.find_grade(WRITTEN, TEN, TEN, student)
+            comment = gradebook.find_comment(WRITTEN, TEN, TEN, student)
+            assert grade.manual_score == points, (student, grade.manual_score, points)
+            assert (comment.manual_comment or "") == feedback_comment(
+                rubric, [item.id for item in items], ""
+            ), (student, comment.manual_comment)
+            notebook = gradebook.find_submission_notebook(TEN, TEN, student)
+            row = totals[(student, TEN)]
+            assert float(row["score"]) == pytest.approx(notebook.score), (row, notebook.score)
+            assert float(row["late_penalty"] or 0) == 0, row  # handed in before the due date
+            assert float(row["final"]) == pytest.approx(notebook.score), row
+            assert row["awaiting_manual"] in ("0", "False", ""), row
+            assert float(moodle[student][TEN]) == pytest.approx(notebook.score), moodle[student]
+            assert float(canvas[student][TEN]) == pytest.approx(notebook.score), canvas[student]
+            feedback = hub.course / "feedback" / student / TEN / f"{TEN}.html"
+            text = " ".join(unescape(re.sub(r"<[^>]+>", " ", feedback.read_text())).split())
+            assert f"Written response (Score: {points:.1f} / 2.0)" in text, (student, text[:1500])
+            for item in rubric.items:
+                note = " ".join(item.note.split())
+                assert (note in text) == (item in items), (student, item.id)
+                assert " ".join(item.criterion.split())[:80] not in text, (student, item.id)
+            assert "Reference answer" not in text, student
+    print(f"  the class's {len(CLASS)} answers: gradebook, totals.csv, Canvas, Moodle, feedback")
 
 
 # -- the test --------------------------------------------------------------------------------
@@ -537,7 +906,7 @@ def test_a_term_on_the_course_hub(tmp_path) -> None:
 
 
 def run_term(hub: Hub, playwright, step) -> None:
-    for user in hub.roster.users:
+    for user in (INSTRUCTOR, ANN, BEN, CAT):  # those who open JupyterLab
         lab_settings(hub, user)
 
     browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
@@ -549,6 +918,9 @@ def run_term(hub: Hub, playwright, step) -> None:
         release_in_formgrader(pages[INSTRUCTOR], ONE)
         instructor_runs(hub, "nbgrader release_assignment ", TEN)
         step("released 01 (formgrader's Release button) and 10 (the docs' command)")
+        hand_in_class(hub)
+        grading = grade_class(hub)
+        step(f"{len(CLASS)} more students handed in 10's written answer (the hand-in service)")
 
         solutions = {a: anatomy.solution_sources(anatomy.read_solution(a)) for a in (ONE, TEN)}
         for user, assignment in ((ANN, ONE), (BEN, ONE), (CAT, TEN)):
@@ -617,6 +989,8 @@ def run_term(hub: Hub, playwright, step) -> None:
             assert tried.returncode != 0 and "Permission denied" in tried.stderr, tried
             assert not forged.exists()
 
+        graded_class(grading)
+        step(f"the class's {len(CLASS)} hand-ins collected and graded (while the others typed)")
         collected = instructor_runs(hub, "nbgrader collect ", ONE)
         instructor_runs(hub, "nbgrader collect ", TEN)
         ben_collected = nbformat.read(
@@ -646,17 +1020,26 @@ def run_term(hub: Hub, playwright, step) -> None:
         log = class_grade(hub)
         step("class grader ran")
         check_integrity_report(hub, log)
-        graded = scores(hub.course / "gradebook.db")
-        expected = autograde_copy(hub)
+        graded = {
+            key: score
+            for key, score in scores(hub.course / "gradebook.db").items()
+            if key[0] in (ANN, BEN, CAT)
+        }
+        expected = {key: s for key, s in autograde_copy(hub).items() if key in graded}
         step("nbgrader autograde of a copy ran")
         assert graded == expected, f"class grader {graded} != nbgrader autograde {expected}"
         assert graded[(ANN, ONE)] == 12 and graded[(BEN, ONE)] < 12, (graded, log)
         check_deleted_test_cell(hub)
         check_grading_page(pages[INSTRUCTOR], hub)
-        step("the grading page by question lists cat's written answer as waiting")
+        step("the grading page by question lists the class's written answers as waiting")
 
-        grade_in_formgrader(pages[INSTRUCTOR], hub)
-        step("written answer graded in formgrader, in JupyterLab")
+        context = pages[INSTRUCTOR].context
+        costs = grade_in_formgrader(context, hub)
+        step("cat's written answer graded in formgrader, with the keyboard alone")
+        class_graders, answer_ids, page_costs = grade_by_question(browser, context, hub)
+        context.close()
+        step(f"{len(CLASS)} answers graded on the grading page by the instructor and a TA at once")
+        check_store(hub, class_graders)
         log = class_grade(hub)
         step("class grader ran again: the hand-given points in reports and feedback")
         check_integrity_report(hub, log)
@@ -666,11 +1049,13 @@ def run_term(hub: Hub, playwright, step) -> None:
         step("feedback released")
 
         check_reports(hub)
+        check_class_reports(hub)
         check_feedback(hub, pages, diagnostic)
         step("each student fetched and read their own feedback")
 
-        check_what_students_may_not_do(hub, pages)
+        check_what_students_may_not_do(hub, pages, answer_ids)
         step("permissions and bad hand-ins")
+        check_cost_table(page_costs + costs)
     finally:
         for name, page in pages.items():
             if not page.is_closed():
@@ -763,7 +1148,7 @@ def check_feedback(hub: Hub, pages: dict, diagnostic: str) -> None:
             assert CAT_ANSWER[:40] in text
 
 
-def check_what_students_may_not_do(hub: Hub, pages: dict) -> None:
+def check_what_students_may_not_do(hub: Hub, pages: dict, answer_ids: dict[str, str]) -> None:
     exchange = hub.settings.exchange / hub.roster.course
     for command in (
         ["ls", str(exchange / "inbound")],
@@ -790,6 +1175,30 @@ def check_what_students_may_not_do(hub: Hub, pages: dict) -> None:
     assert theirs.status >= 400 and "waiting" not in theirs.text(), (
         f"the instructor's grading page let a student in: {theirs.status}"
     )
+    # ... nor its API: from ben's session in the browser, and as his system user with a hub
+    # token of his own; no answer comes back and the score saved stays.
+    api = f"{GRADING_PAGE}/api/{TEN}/{WRITTEN}"
+    own = page.request.get(f"{hub.url}/user/{BEN}/{api}/next", max_redirects=0)
+    assert own.status == 404, f"a student's own grading API answered {own.status}"
+    student, answer_id = next(iter(answer_ids.items()))
+    save = {"items": ["residual_path", "gradients_section5"], "adjustment": 0, "etag": ""}
+    calls = [(f"{api}/next", ""), (f"{api}/answers/{answer_id}", json.dumps(save))]
+    for path, body in calls:
+        method = page.request.post if body else page.request.get
+        tried = method(f"{hub.url}/user/{INSTRUCTOR}/{path}", **({"data": body} if body else {}))
+        assert tried.status >= 400 and "answer_id" not in tried.text(), (path, tried.status)
+    token = hub.token(BEN, ["access:servers!user", "read:users:groups!user"])
+    for path, body in calls:
+        url = f"{hub.url}/user/{INSTRUCTOR}/{path}"
+        tried = hub.run_as(BEN, sys.executable, "-c", API_CALL, url, body,
+                           env={"JUPYTERHUB_API_TOKEN": token})  # fmt: skip
+        status = int(tried.stdout.split()[0])
+        assert status in (401, 403) and "answer_id" not in tried.stdout, (path, tried.stdout)
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{hub.course / 'gradebook.db'}") as gradebook:
+        score = gradebook.find_grade(WRITTEN, TEN, TEN, student).manual_score
+    assert score == len(class_keys(student)), (student, score)
 
     # Bad hand-ins, through the endpoint the Submit button calls.
     folder = hub.settings.home(ANN) / hub.roster.course / ONE

@@ -133,6 +133,11 @@ def test_prepare_as_root_makes_private_homes_and_the_course_exchange_the_instruc
     assert "read:users:groups!user" in c.Spawner.server_token_scopes
     assert c.JupyterHub.load_groups["nbgrader-self-attention"]["users"] == ["unitstu"]
     assert c.JupyterHub.load_groups["formgrade-self-attention"]["users"] == ["unitteach"]
+    # Graders open the course folder's server (its grading page), and nothing else.
+    roles = {role["name"]: role for role in c.JupyterHub.load_roles}
+    assert roles["course-graders"]["groups"] == ["formgrade-self-attention"]
+    assert roles["course-graders"]["scopes"] == ["access:servers!user=unitteach"]
+    assert roles["course-handin"]["scopes"] == ["access:services!service=handin"]
     (service,) = c.JupyterHub.services
     assert service["name"] == "handin" and service["user"] == "unitteach"
     assert service["url"] == f"http://127.0.0.1:{settings.handin_port}"

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from instructor import hub as course_hub_module
 from instructor.hub import USER_COMMENT, HubSettings
@@ -163,16 +164,28 @@ class Hub:
         for part in [relative, *relative.parents]:
             os.chown(self.settings.home(user) / part, entry.pw_uid, entry.pw_gid)
 
-    def login(self, browser: Any, user: str):
-        """A new browser context logged in as ``user``, on its JupyterLab (server started)."""
+    def login(self, browser: Any, user: str, path: str = ""):
+        """A new browser context logged in as ``user``, on its JupyterLab (server started);
+        with ``path``, sent there instead (another user's server: JupyterHub asks once to
+        authorize it, and the user does)."""
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         page = context.new_page()
         page.set_default_timeout(TIMEOUT_MS)
-        page.goto(f"{self.url}/hub/login")
+        page.goto(f"{self.url}/hub/login" + (f"?next={quote(path)}" if path else ""))
         page.fill("#username_input", user)
         page.fill("#password_input", self.settings.password)
         page.click("#login_submit")
-        page.wait_for_selector(".jp-LabShell")
+        if not path:
+            page.wait_for_selector(".jp-LabShell")
+            return page
+
+        def arrived(url: str) -> bool:
+            return url.split("?")[0].endswith(path)
+
+        page.wait_for_url(lambda url: "/oauth2/authorize" in url or arrived(url))
+        if "/oauth2/authorize" in page.url:
+            page.get_by_role("button", name="Authorize").click()
+        page.wait_for_url(arrived)
         return page
 
 
