@@ -57,8 +57,21 @@ CASES = [
             "        self.float()\n"
             "        hidden = torch.relu(self.linear1(X))",
     }),
+    # Named since the dropout cell also runs training mode at the default p = 0, where
+    # nn.Dropout(1 - p) drops everything (at its p = 0.5 the two are the same).
     Mutation("PositionwiseFeedForward", "dropout read as the keep probability (keep_prob)", {
         "self.dropout = nn.Dropout(dropout)": "self.dropout = nn.Dropout(1 - dropout)",
+    }, message="dropout read as the keep probability"),
+    # The visible float64 call checks the dtype only: the values, at float64 precision, are
+    # the hidden tests'.
+    Mutation("PositionwiseFeedForward", "computed in float32, cast back to the input's dtype", {
+        "hidden = torch.relu(self.linear1(X))":
+            "dtype = X.dtype\n"
+            "        X = X.float()\n"
+            "        self.float()\n"
+            "        hidden = torch.relu(self.linear1(X))",
+        "return self.linear2(self.dropout(hidden))":
+            "return self.linear2(self.dropout(hidden)).to(dtype)",
     }, hidden=True),
     # Aimed at the grader (issue 32): a class name is the student's to choose. Named as
     # torch's nn.Sequential, whose forward runs linear1, relu, dropout, linear2 in order,
