@@ -49,7 +49,7 @@ def decode(data: str) -> dict[str, Any]:
     return json.loads(zlib.decompress(base64.b64decode(data)).decode("utf-8"))
 
 
-def _namespace() -> dict[str, Any]:
+def _caller_namespace() -> dict[str, Any]:
     """The notebook's namespace: the globals of the cell that called the public function."""
     frame = sys._getframe(2)
     return frame.f_globals
@@ -111,7 +111,7 @@ def check_answer(name: str, data: str) -> None:
     """
     question = decode(data)
     _QUESTIONS[name] = question
-    answer = _namespace().get(name, _UNANSWERED)
+    answer = _caller_namespace().get(name, _UNANSWERED)
     if answer is _UNANSWERED:
         raise AssertionError(
             f"{name} is not answered yet: set it in the cell above (delete its "
@@ -158,7 +158,7 @@ def further_tests(name: str, data: str) -> None:
     """
     exercise = decode(data)
     _EXERCISES[name] = exercise
-    stage, message = _run_tests(name, exercise, _namespace())
+    stage, message = _run_tests(name, exercise, _caller_namespace())
     if stage == "passed":
         print(f"{name}: further tests passed")
         return
@@ -199,7 +199,7 @@ def progress_report(title: str, exercises: list[str], questions: list[str]) -> N
     their visible tests and their further tests, the questions answered right, out of how
     many. Every check is run again now, on the notebook's current definitions and answers.
     """
-    namespace = _namespace()
+    namespace = _caller_namespace()
     lines = []
     visible = further = right = 0
     width = max(len(name) for name in (*exercises, *questions)) + 2

@@ -19,7 +19,7 @@ from typing import Any
 
 from helpers.measure import measure
 from instructor.anatomy import reference_functions
-from instructor.lms.csv_safety import write_records
+from instructor.lms.csv_safety import write_csv_records
 from instructor.paths import BENCHMARKS
 
 __all__ = ["benchmark_attention", "main", "write_attention_results"]
@@ -131,7 +131,7 @@ def write_attention_results(rows: list[dict[str, Any]], csv_path: Path, table_pa
 
     from helpers.plotting import plot_scaling
 
-    write_records(
+    write_csv_records(
         csv_path,
         [{k: f"{v:.6g}" if isinstance(v, float) else v for k, v in r.items()} for r in rows],
     )

@@ -46,7 +46,7 @@ PATCHED = (
 )
 
 
-def _kind(index: int) -> str:
+def _submission_kind(index: int) -> str:
     return ("solved", "solved", "untouched", ("patched", "deleted_test", "invalid")[index % 3])[
         index % 4
     ]
@@ -83,8 +83,8 @@ def build_class(root: Path, students: int) -> dict[str, ScratchCourse]:
         course.generate()
         courses[assignment] = course
         for index in range(students):
-            student = f"s{index:03d}_{_kind(index)}"
-            content = _notebook(course, _kind(index))
+            student = f"s{index:03d}_{_submission_kind(index)}"
+            content = _notebook(course, _submission_kind(index))
             folder = root / "submitted" / student / assignment
             folder.mkdir(parents=True, exist_ok=True)
             if isinstance(content, str):
@@ -121,7 +121,7 @@ def bare_execution(notebook: nbformat.NotebookNode, repeats: int) -> tuple[float
     return statistics.median(totals), statistics.median(cells)
 
 
-def _scores(db_url: str) -> dict[tuple[str, str, str], float]:
+def _gradebook_scores(db_url: str) -> dict[tuple[str, str, str], float]:
     from nbgrader.api import Gradebook
 
     scores = {}
@@ -187,7 +187,7 @@ def run(students: int, repeats: int, output: Path) -> str:
     for assignment, course in courses.items():
         for kind in ("solved", "untouched", "patched", "deleted_test"):
             bare[assignment, kind] = bare_execution(_notebook(course, kind), repeats)
-    kinds = [_kind(i) for i in range(students)]
+    kinds = [_submission_kind(i) for i in range(students)]
     executed = [k for k in kinds if k != "invalid"]
     bare_total = sum(bare[a, k][0] for a in ASSIGNMENTS for k in executed)
     cells_total = sum(bare[a, k][1] for a in ASSIGNMENTS for k in executed)
@@ -226,8 +226,8 @@ def run(students: int, repeats: int, output: Path) -> str:
     ours_seconds = timings["default"]
     ours = work / "classroom-default"
 
-    plain_scores = _scores(f"sqlite:///{plain / 'gradebook.db'}")
-    our_scores = _scores(f"sqlite:///{ours / 'gradebook.db'}")
+    plain_scores = _gradebook_scores(f"sqlite:///{plain / 'gradebook.db'}")
+    our_scores = _gradebook_scores(f"sqlite:///{ours / 'gradebook.db'}")
     honest = [k for k in plain_scores if not k[0].endswith(("patched", "deleted_test", "invalid"))]
     same_honest = all(plain_scores[k] == our_scores.get(k) for k in honest)
     fooled = sorted({k[0] for k in plain_scores if k[0].endswith("patched") and plain_scores[k]})

@@ -20,7 +20,7 @@ from typing import Any
 
 from helpers.measure import median_seconds
 from instructor.anatomy import reference_functions
-from instructor.lms.csv_safety import write_records
+from instructor.lms.csv_safety import write_csv_records
 from instructor.paths import BENCHMARKS
 
 __all__ = ["benchmark_rnn_vs_attention", "cpu_name", "load_average", "main", "write_results"]
@@ -102,7 +102,7 @@ def write_results(rows: list[dict[str, Any]], csv_path: Path, table_path: Path) 
     """Write the CSV (for notebook 08) and a markdown table; return the table."""
     import torch
 
-    write_records(
+    write_csv_records(
         csv_path,
         [{k: f"{v:.6g}" if isinstance(v, float) else v for k, v in r.items()} for r in rows],
     )

@@ -89,7 +89,7 @@ from traitlets import Float, Unicode
 from instructor.student_ids import id_problem, refusal
 
 __all__ = [
-    "MAX_DEPTH",
+    "MAX_FOLDER_DEPTH",
     "MAX_ENTRIES",
     "RECORD",
     "CheckedCollect",
@@ -116,7 +116,7 @@ MAX_ENTRIES = 1000
 """Names (files and folders) one hand-in may hold: nbgrader submit copies a released
 assignment's few files; a student writing into their inbound folder by hand could make
 millions."""
-MAX_DEPTH = 16
+MAX_FOLDER_DEPTH = 16
 """Folders within folders one hand-in may hold."""
 CHUNK = 1 << 20
 FEEDBACK_MAX_BYTES = 64 << 20
@@ -143,7 +143,7 @@ class CopyLimits:
     file_bytes: int
     total_bytes: int
     entries: int = MAX_ENTRIES
-    depth: int = MAX_DEPTH
+    depth: int = MAX_FOLDER_DEPTH
 
     @classmethod
     def of(cls, coursedir: Any) -> CopyLimits:
@@ -160,7 +160,7 @@ class _Copying:
     total: int = 0
 
 
-def _kind(mode: int) -> str:
+def _file_kind(mode: int) -> str:
     """What a file that is no regular file or folder is, in words."""
     for test, name in (
         (stat.S_ISLNK, "a symbolic link"),
@@ -181,7 +181,7 @@ def _check_opened(fd: int, where: str, copying: _Copying, *, folder: bool) -> os
     status = os.fstat(fd)
     expected = stat.S_ISDIR if folder else stat.S_ISREG
     if not expected(status.st_mode):
-        raise HandInRefused(f"{where} is {_kind(status.st_mode)}")
+        raise HandInRefused(f"{where} is {_file_kind(status.st_mode)}")
     if not folder and status.st_nlink != 1:
         raise HandInRefused(f"{where} is a hard link ({status.st_nlink} names)")
     if copying.owner_uid is not None and status.st_uid != copying.owner_uid:
@@ -211,7 +211,7 @@ def _copy_file(fd: int, dest_dir_fd: int, name: str, where: str, copying: _Copyi
     )
     size = 0
     try:
-        while chunk := _read(fd, where, min(CHUNK, copying.limits.file_bytes + 1 - size)):
+        while chunk := _read_bytes(fd, where, min(CHUNK, copying.limits.file_bytes + 1 - size)):
             size += len(chunk)
             copying.total += len(chunk)
             if size > copying.limits.file_bytes:
@@ -223,7 +223,7 @@ def _copy_file(fd: int, dest_dir_fd: int, name: str, where: str, copying: _Copyi
         os.close(out)
 
 
-def _read(fd: int, where: str, size: int) -> bytes:
+def _read_bytes(fd: int, where: str, size: int) -> bytes:
     if size <= 0:
         return b""
     try:
@@ -252,7 +252,7 @@ def _copy_folder(src_fd: int, dest_fd: int, where: str, copying: _Copying, depth
         except OSError as error:
             raise HandInRefused(f"{inner} cannot be looked at ({error.strerror})") from None
         if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-            raise HandInRefused(f"{inner} is {_kind(mode)}")
+            raise HandInRefused(f"{inner} is {_file_kind(mode)}")
         folder = stat.S_ISDIR(mode)
         fd = _open_at(src_fd, name, inner, folder=folder)
         try:
@@ -681,7 +681,7 @@ class ContainedReleaseFeedback(ExchangeReleaseFeedback):
             raise HandInRefused(f"{page.name} cannot be opened ({error.strerror})") from None
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise HandInRefused(f"{page.name} is {_kind(os.fstat(fd).st_mode)}")
+                raise HandInRefused(f"{page.name} is {_file_kind(os.fstat(fd).st_mode)}")
             chunks, size = [], 0
             while chunk := os.read(fd, CHUNK):
                 size += len(chunk)

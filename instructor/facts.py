@@ -30,10 +30,10 @@ from .paths import solution_path
 from .registry import registry_path
 from .time_rule import notebook_minutes
 
-__all__ = ["FactsError", "main", "points_text", "sync_notebook"]
+__all__ = ["FactsError", "main", "stated_points", "sync_facts"]
 
 EXERCISE = re.compile(r"(### Exercise \d+ · `(?P<name>[^`]+)` \()(?P<points>\d+) points?(\))")
-ABOUT = re.compile(r"about (\d+) minutes")
+STATED_MINUTES = re.compile(r"about (\d+) minutes")
 GRADED_LINE = re.compile(
     r"\*\*Graded exercises \((?P<total>\d+) points?\):\*\*(?P<list>.*?)\.(?= |$)", re.S
 )
@@ -43,12 +43,12 @@ class FactsError(RuntimeError):
     """A notebook's layout does not match what course.toml lists."""
 
 
-def points_text(points: int) -> str:
+def stated_points(points: int) -> str:
     """``3 points``, ``1 point``: as headings state them."""
     return f"{points} point{'s' if points != 1 else ''}"
 
 
-def sync_notebook(notebook: NotebookNode, entry: registry.Notebook) -> list[str]:
+def sync_facts(notebook: NotebookNode, entry: registry.Notebook) -> list[str]:
     """Write ``entry``'s points into ``notebook`` (in place); what changed, for a message."""
     changes: list[str] = []
     cells = {anatomy.grade_id(cell): cell for cell in anatomy.test_cells(notebook)}
@@ -73,7 +73,7 @@ def sync_notebook(notebook: NotebookNode, entry: registry.Notebook) -> list[str]
             raise FactsError(f"{entry.id}: an exercise heading names {name!r}, not in course.toml")
         if int(match["points"]) != worth[name]:
             changes.append(f"heading of {name}: {match['points']} -> {worth[name]} points")
-        return f"{match.group(1)}{points_text(worth[name])}{match.group(4)}"
+        return f"{match.group(1)}{stated_points(worth[name])}{match.group(4)}"
 
     def graded_line(match: re.Match) -> str:
         listed = match["list"]
@@ -94,12 +94,12 @@ def sync_notebook(notebook: NotebookNode, entry: registry.Notebook) -> list[str]
         cell.source = GRADED_LINE.sub(graded_line, cell.source)
     minutes = notebook_minutes(notebook, entry)
     first = notebook.cells[0]
-    stated = ABOUT.findall(first.source)
+    stated = STATED_MINUTES.findall(first.source)
     if len(stated) != 1:
         raise FactsError(f"{entry.id}: the first cell should state 'about N minutes' once")
     if int(stated[0]) != minutes:
         changes.append(f"time: about {stated[0]} -> {minutes} minutes")
-        first.source = ABOUT.sub(f"about {minutes} minutes", first.source)
+        first.source = STATED_MINUTES.sub(f"about {minutes} minutes", first.source)
     return changes
 
 
@@ -126,7 +126,7 @@ def sync(notebook_id: str, course: registry.Course, check: bool) -> tuple[list[s
     path = solution_path(notebook_id)
     notebook = nbformat.read(path, as_version=4)
     entry = course.notebook(notebook_id)
-    changes = sync_notebook(notebook, entry)
+    changes = sync_facts(notebook, entry)
     if changes and not check:
         nbformat.write(notebook, path)
     return [f"{notebook_id}: {change}" for change in changes], notebook_minutes(notebook, entry)

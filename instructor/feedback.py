@@ -351,7 +351,7 @@ def _clean_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
     return cleaned
 
 
-def _text(value: Any) -> str:
+def _joined_text(value: Any) -> str:
     return "".join(value) if isinstance(value, list) else str(value)
 
 
@@ -369,7 +369,7 @@ def sanitise_output(output: NotebookNode | dict[str, Any]) -> Any:
         if mime in SAFE_TEXT_TYPES:
             kept[mime] = value
         elif mime == "text/html":
-            text = _text(value)
+            text = _joined_text(value)
             cleaned = clean_html(text)
             if _tex_active(text) or _tex_active(cleaned):
                 removed.append(mime)
@@ -377,14 +377,14 @@ def sanitise_output(output: NotebookNode | dict[str, Any]) -> Any:
             else:
                 kept[mime] = value if cleaned == text else cleaned
         elif mime == "text/markdown":
-            text = _text(value)
+            text = _joined_text(value)
             if markdown_is_plain(text):
                 kept[mime] = value
             else:
                 removed.append(mime)
                 as_text = text
         elif mime == "text/latex":
-            if _tex_active(_text(value)):
+            if _tex_active(_joined_text(value)):
                 removed.append(mime)
             else:
                 kept[mime] = value
@@ -433,13 +433,13 @@ def sanitise_cell(cell: NotebookNode) -> NotebookNode:
         if cleaned != attachments:
             cell["attachments"] = type(attachments)(cleaned) if cleaned else {}
     if cell.get("cell_type") == "markdown":
-        source = _text(cell.get("source", ""))
+        source = _joined_text(cell.get("source", ""))
         if not markdown_is_plain(source, cell.get("attachments")):
             cell["source"] = inert_markdown(source)
     elif cell.get("cell_type") == "raw":
         # nbconvert's HTML templates clean a raw cell's HTML themselves (bleach); MathJax
         # would still typeset its text: one with a command of TEX_ACTIVE goes in <pre>.
-        source = _text(cell.get("source", ""))
+        source = _joined_text(cell.get("source", ""))
         if _tex_active(source):
             cell["source"] = f"<pre>{html.escape(source)}</pre>"
     for output in cell.get("outputs", []) or []:

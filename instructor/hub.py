@@ -274,7 +274,7 @@ def skip_reason() -> str | None:
 # -- preparing the machine ------------------------------------------------------------------
 
 
-def _run(*command: str) -> None:
+def _run_command(*command: str) -> None:
     subprocess.run(command, check=True, capture_output=True, text=True)
 
 
@@ -287,7 +287,7 @@ def ensure_system_user(name: str, home: Path) -> pwd.struct_passwd:
         entry = pwd.getpwnam(name)
     except KeyError:
         home.parent.mkdir(parents=True, exist_ok=True)
-        _run("useradd", "--create-home", "--home-dir", str(home), "--user-group",
+        _run_command("useradd", "--create-home", "--home-dir", str(home), "--user-group",
              "--shell", "/bin/bash", "--comment", USER_COMMENT, name)  # fmt: skip
         entry = pwd.getpwnam(name)
     if Path(entry.pw_dir).resolve() != home.resolve():
@@ -320,7 +320,7 @@ def make_reachable(path: Path) -> list[Path]:
     return changed
 
 
-def _write(path: Path, text: str, owner: pwd.struct_passwd | None = None) -> None:
+def _write_owned(path: Path, text: str, owner: pwd.struct_passwd | None = None) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     if owner is not None:
@@ -421,16 +421,16 @@ def role_config(settings: HubSettings, role: str, instructor_course: Path) -> No
             '"""Students: the course and its exchange (written by make hub)."""\n'
             "c = get_config()  # noqa: F821\n" + exchange_settings(settings) + STUDENT_VALIDATION
         )
-    _write(folder / "jupyter_server_config.json", json.dumps(server, indent=1))
+    _write_owned(folder / "jupyter_server_config.json", json.dumps(server, indent=1))
     page = {"disabledExtensions": dict.fromkeys(LAB_PLUGINS_OFF[role], True)}
-    _write(folder / "labconfig" / "page_config.json", json.dumps(page, indent=1))
+    _write_owned(folder / "labconfig" / "page_config.json", json.dumps(page, indent=1))
     # JupyterLab asks every new user whether to fetch "official Jupyter news" unless its
     # setting has a value; news_url=None above only stops the fetching.
-    _write(
+    _write_owned(
         folder / "labconfig" / "default_setting_overrides.json",
         json.dumps(LAB_SETTING_DEFAULTS, indent=1),
     )
-    _write(folder / "nbgrader_config.py", nbgrader)
+    _write_owned(folder / "nbgrader_config.py", nbgrader)
 
 
 def environment_script(settings: HubSettings) -> str:
@@ -601,7 +601,7 @@ def prepare(settings: HubSettings) -> list[str]:
             os.chown(folder, entry.pw_uid, entry.pw_gid)
     config = course / "nbgrader_config.py"
     if not config.exists():  # the instructor's own edits (due dates) survive a restart
-        _write(config, instructor_course_config(settings), owners[instructor])
+        _write_owned(config, instructor_course_config(settings), owners[instructor])
     elif settings.handin_service and "HubCollect" not in config.read_text(errors="replace"):
         notes.append(
             f"{config} was written before the hand-in service: nbgrader collect there still "

@@ -92,7 +92,7 @@ GENERIC: dict[str, KnownMessage] = {
 ``*``."""
 
 
-def _chunks(node: ast.AST) -> tuple[str, ...] | None:
+def _string_parts(node: ast.AST) -> tuple[str, ...] | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return (node.value,)
     if isinstance(node, ast.JoinedStr):
@@ -105,7 +105,7 @@ def _chunks(node: ast.AST) -> tuple[str, ...] | None:
                 current = ""
         return (*chunks, current)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _chunks(node.left), _chunks(node.right)
+        left, right = _string_parts(node.left), _string_parts(node.right)
         if left is not None and right is not None:
             return (*left[:-1], left[-1] + right[0], *right[1:])
     return None
@@ -194,7 +194,7 @@ def messages_in(
     found: list[KnownMessage] = []
     for text, in_hidden in parts:
         for node in _message_nodes(ast.parse(text)):
-            chunks = _chunks(node)
+            chunks = _string_parts(node)
             message = None if chunks is None else KnownMessage(test, function, chunks, in_hidden)
             if message is not None and not any(m.chunks == message.chunks for m in found):
                 found.append(message)

@@ -703,17 +703,17 @@ class QuestionGrading:
     ) -> Any:
         if None in row:
             raise GradingError("more cells than the header has columns")
-        answer_id = _cell(row.get("answer_id"))
+        answer_id = _csv_cell(row.get("answer_id"))
         if answer_id not in answers:
             raise GradingError(f"no answer {answer_id!r} to {rubric.question}")
         if answer_id in seen:
             raise GradingError("the same answer_id as an earlier row")
         seen.add(answer_id)
         answer = answers[answer_id]
-        items = [i for i in _cell(row.get("items")).replace(",", " ").replace(";", " ").split()]
-        adjustment = _number(_cell(row.get("adjustment")), "adjustment")
-        score = _number(_cell(row.get("score")), "score")
-        comment = _cell(row.get("comment"))
+        items = [i for i in _csv_cell(row.get("items")).replace(",", " ").replace(";", " ").split()]
+        adjustment = _csv_number(_csv_cell(row.get("adjustment")), "adjustment")
+        score = _csv_number(_csv_cell(row.get("score")), "score")
+        comment = _csv_cell(row.get("comment"))
         unchanged = (
             sorted(items) == sorted(answer.items)
             and (adjustment or 0) == answer.adjustment
@@ -726,7 +726,7 @@ class QuestionGrading:
             raise GradingError("a comment without items, adjustment or score")
         if answer.state == UNANSWERED:
             raise GradingError("left as released (nbgrader's 0): nothing to grade")
-        if _cell(row.get("etag")) != answer.etag:
+        if _csv_cell(row.get("etag")) != answer.etag:
             raise GradingError(_conflict_message(answer) + " since the download")
         if score is not None and not 0 <= score <= rubric.points:
             raise GradingError(f"score {score:g} is not between 0 and {rubric.points:g}")
@@ -822,13 +822,13 @@ def _conflict_message(answer: Answer) -> str:
     return f"the answer {answer.anonymous_id} changed ({who})"
 
 
-def _cell(value: Any) -> str:
+def _csv_cell(value: Any) -> str:
     """A CSV cell as written: the ``'`` a download put before a formula-like text taken off."""
     text = (value or "").strip()
     return text[1:] if text.startswith("'") and neutralised(text[1:]) else text
 
 
-def _number(text: str, what: str) -> float | None:
+def _csv_number(text: str, what: str) -> float | None:
     if not text:
         return None
     try:

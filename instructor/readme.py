@@ -16,14 +16,14 @@ from instructor import registry
 from instructor.colab import landing_url
 from instructor.paths import COURSE_ROOT
 
-__all__ = ["BEGIN", "END", "course_table", "update"]
+__all__ = ["BEGIN", "END", "readme_table", "update"]
 
 BEGIN = "<!-- BEGIN course table: generated from course.toml by `make readme` -->"
 END = "<!-- END course table -->"
-BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
+BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
 
 
-def course_table(course: registry.Course) -> str:
+def readme_table(course: registry.Course) -> str:
     """The markdown table: one row per notebook, in the registry's order; its badges open
     the self-study edition when ``course.toml`` has ``self_study = true``
     (:func:`instructor.colab.landing_url`)."""
@@ -37,7 +37,7 @@ def course_table(course: registry.Course) -> str:
         lines.append(
             f"| {notebook.number} | [{notebook.title}]({link}) | {notebook.minutes} min | "
             f"{functions} | {notebook.points} | "
-            f"[![Open In Colab]({BADGE})]({landing_url(notebook.id, course)}) |"
+            f"[![Open In Colab]({BADGE_IMAGE})]({landing_url(notebook.id, course)}) |"
         )
     return "\n".join(lines)
 
@@ -49,7 +49,7 @@ def update(text: str, course: registry.Course) -> str:
         _, tail = rest.split(END, 1)
     except ValueError:
         raise ValueError(f"README.md has no {BEGIN!r} ... {END!r} block") from None
-    return f"{head}{BEGIN}\n{course_table(course)}\n{END}{tail}"
+    return f"{head}{BEGIN}\n{readme_table(course)}\n{END}{tail}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -43,7 +43,7 @@ from pydantic.dataclasses import dataclass
 
 from instructor.mutation.rules import RULES
 from instructor.paths import COURSE_ROOT
-from instructor.toml_schema import RECORD, mistakes, refused
+from instructor.toml_schema import STRICT_TABLE, mistakes, refused
 
 __all__ = [
     "QUESTION_KINDS",
@@ -78,7 +78,7 @@ Text = Annotated[str, AfterValidator(_not_blank)]
 PositivePoints = Annotated[int, Strict(), Field(gt=0)]
 
 
-@dataclass(frozen=True, config=RECORD)
+@dataclass(frozen=True, config=STRICT_TABLE)
 class VisibleCase:
     """A case that a visible test of an exercise must try, as ``course.toml`` declares it:
     ``{ case = "a window wider than the sequence", when = "window >= n" }``.
@@ -106,7 +106,7 @@ class VisibleCase:
         return when
 
 
-@dataclass(frozen=True, config=RECORD)
+@dataclass(frozen=True, config=STRICT_TABLE)
 class Exercise:
     """A graded function (or class) of a notebook.
 
@@ -208,7 +208,7 @@ QUESTION_RULES: dict[str, tuple[str, int]] = {
 """kind -> (the prefix its name takes, the points it is worth)."""
 
 
-@dataclass(frozen=True, config=RECORD)
+@dataclass(frozen=True, config=STRICT_TABLE)
 class Question:
     """A question of a notebook's "Check your understanding" section.
 
@@ -347,7 +347,7 @@ PINNED_PACKAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(?:\[[\w,.-]+\])?==\d[\w
 """A requirement pinned to one version: ``name==version`` (extras allowed)."""
 
 
-@dataclass(frozen=True, config=RECORD)
+@dataclass(frozen=True, config=STRICT_TABLE)
 class Notebook:
     """One notebook of the course: ``solutions/<id>/<id>.ipynb`` and its student version."""
 
@@ -459,7 +459,7 @@ def _owner_and_name(repository: str) -> str:
     return repository
 
 
-@dataclass(frozen=True, config=RECORD)
+@dataclass(frozen=True, config=STRICT_TABLE)
 class Course:
     """The whole registry.
 

@@ -141,11 +141,11 @@ def _where(notebook: str, question: str, index: int | None = None, item: Any = N
     return where
 
 
-def _number(value: Any) -> bool:
+def _is_finite_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _text(value: Any) -> bool:
+def _is_text(value: Any) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
@@ -166,10 +166,10 @@ def _item(notebook: str, question: str, points: float, index: int, raw: Any) -> 
             f"{where}: id {raw['id']!r} is not snake_case (a lower-case letter, then "
             "letters, digits or _, at most 40)"
         )
-    if not _text(raw["label"]) or len(raw["label"]) > LABEL_CHARS or "\n" in raw["label"]:
+    if not _is_text(raw["label"]) or len(raw["label"]) > LABEL_CHARS or "\n" in raw["label"]:
         raise RubricError(f"{where}: the label is a few words on one line (1 to 40 characters)")
     value = raw["points"]
-    if not _number(value) or value == 0 or round(value * 4) != value * 4:
+    if not _is_finite_number(value) or value == 0 or round(value * 4) != value * 4:
         raise RubricError(
             f"{where}: points = {value!r}; an item gives or takes a non-zero number of points "
             "in quarters (1, 0.5, -0.25)"
@@ -179,10 +179,10 @@ def _item(notebook: str, question: str, points: float, index: int, raw: Any) -> 
             f"{where}: a deduction of {points_text(-value)} is more than the question's "
             f"{points_text(points)}"
         )
-    if not _text(raw["note"]):
+    if not _is_text(raw["note"]):
         raise RubricError(f"{where}: the note (what the student reads) is empty")
     criterion = raw.get("criterion", raw["note"])
-    if not _text(criterion):
+    if not _is_text(criterion):
         raise RubricError(f"{where}: the criterion is empty (leave it out to use the note)")
     return RubricItem(
         id=raw["id"],
@@ -204,7 +204,7 @@ def parse_cell(cell: NotebookNode, notebook: str, points: float | None = None) -
     meta = cell.metadata.get("nbgrader", {})
     question = meta.get("grade_id") or "?"
     worth = meta.get("points")
-    if not anatomy.is_written_cell(cell) or not _number(worth):
+    if not anatomy.is_written_cell(cell) or not _is_finite_number(worth):
         raise RubricError(f"{notebook}, {question}: not a written answer (markdown, graded)")
     if points is not None and worth != points:
         raise RubricError(

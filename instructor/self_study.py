@@ -44,7 +44,7 @@ from instructor.paths import COURSE_ROOT, released_path, solution_path
 
 __all__ = [
     "SelfStudyError",
-    "build",
+    "build_edition",
     "edition",
     "exercise_payload",
     "question_payload",
@@ -161,7 +161,7 @@ def exercise_payload(solution: NotebookNode, name: str) -> dict[str, Any]:
     return {"tests": tests, "solution": anatomy.strip_solution_markers(sources[name])}
 
 
-def _call(function: str, name: str, payload: dict[str, Any]) -> str:
+def _call_source(function: str, name: str, payload: dict[str, Any]) -> str:
     """``function("name", "<data>")`` with the encoded data over several lines."""
     data = encode(payload)
     lines = [f'    "{data[i : i + LINE]}"' for i in range(0, len(data), LINE)]
@@ -169,7 +169,7 @@ def _call(function: str, name: str, payload: dict[str, Any]) -> str:
     return "\n".join([f"{function}(", f'    "{name}",', *lines, ")"])
 
 
-def _cell(kind: str, what: str, source: str, cell_id: str) -> NotebookNode:
+def _new_cell(kind: str, what: str, source: str, cell_id: str) -> NotebookNode:
     make = nbformat.v4.new_code_cell if kind == "code" else nbformat.v4.new_markdown_cell
     cell = make(source=source, id=cell_id[:64])
     cell.metadata["tags"] = [TAG, f"{TAG}-{what}"]
@@ -224,14 +224,17 @@ def edition(
             if url not in cell.source:
                 raise SelfStudyError(f"notebooks/{notebook.id}: its badge does not open {url}")
             cell.source = cell.source.replace(url, colab.self_study_url(notebook.id, course))
-            cells += [cell, _cell("markdown", "note", _edition_note(notebook), "self-study-note")]
+            cells += [
+                cell,
+                _new_cell("markdown", "note", _edition_note(notebook), "self-study-note"),
+            ]
             continue
         if anatomy.has_tag(cell, anatomy.SETUP_TAG):
             cell.source = colab.self_study_setup_source(notebook.colab_packages, course)
         if first_question is not None and index == first_question - 2:
             # before the first question's markdown cell (question, answer cell, test cell)
             cells.append(
-                _cell(
+                _new_cell(
                     "markdown",
                     "questions",
                     "**In this edition** the cell after each answer checks it: right, or why "
@@ -245,9 +248,11 @@ def edition(
             source = (
                 "# Checks your answer: right, or why it is not (the answer is stored encoded, "
                 "so that\n# you do not read it by accident).\n"
-                + _call("check_answer", question.name, question_payload(question, tests[test_id]))
+                + _call_source(
+                    "check_answer", question.name, question_payload(question, tests[test_id])
+                )
             )
-            cells.append(_cell("code", "check", source, f"self-study-check-{question.name}"))
+            cells.append(_new_cell("code", "check", source, f"self-study-check-{question.name}"))
             continue
         cells.append(cell)
         if anatomy.has_tag(cell, anatomy.IMPORTS_TAG):
@@ -258,25 +263,25 @@ def edition(
                 "    check_answer, further_tests, progress_report, reveal\n"
                 ")"
             )
-            cells.append(_cell("code", "imports", source, "self-study-imports"))
+            cells.append(_new_cell("code", "imports", source, "self-study-imports"))
         if test_id in last_test:
             name = last_test[test_id]
             further = (
                 f"# Further tests of `{name}`: the hidden tests a grader runs after the "
                 "visible ones,\n# stored encoded so that they do not give the exercise away.\n"
-                + _call("further_tests", name, exercise_payload(solution, name))
+                + _call_source("further_tests", name, exercise_payload(solution, name))
             )
             reveal = (
                 "# Stuck after trying? Delete the # of the next line and run this cell: it "
                 f"prints the\n# reference solution of `{name}`.\n"
                 f'# reveal("{name}")'
             )
-            cells.append(_cell("code", "further", further, f"self-study-further-{name}"))
-            cells.append(_cell("code", "reveal", reveal, f"self-study-reveal-{name}"))
+            cells.append(_new_cell("code", "further", further, f"self-study-further-{name}"))
+            cells.append(_new_cell("code", "reveal", reveal, f"self-study-reveal-{name}"))
     exercises = [exercise.name for exercise in notebook.exercises]
     asked = [question.name for question in notebook.concept_questions]
     cells.append(
-        _cell(
+        _new_cell(
             "markdown",
             "progress-heading",
             "## Your progress\n\nRun the cell below at any time: it runs every check again, "
@@ -285,7 +290,7 @@ def edition(
         )
     )
     cells.append(
-        _cell(
+        _new_cell(
             "code",
             "progress",
             f"progress_report(\n    {notebook.heading[2:]!r},\n    {exercises!r},\n"
@@ -299,7 +304,7 @@ def edition(
     return made
 
 
-def build(root: Path | None = None, ids: list[str] | None = None) -> list[Path]:
+def build_edition(root: Path | None = None, ids: list[str] | None = None) -> list[Path]:
     """Write the self-study edition of every notebook (or of ``ids``) and return the files
     written. With ``self_study = false`` in ``course.toml``, remove ``self_study/`` instead
     and return nothing."""
@@ -330,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m instructor.self_study")
     parser.add_argument("ids", nargs="*", help="notebook ids (default: all)")
     args = parser.parse_args(argv)
-    written = build(ids=args.ids or None)
+    written = build_edition(ids=args.ids or None)
     if not written and not registry.load().self_study:
         print("self_study = false in course.toml: no self-study edition (self_study/ removed)")
     for path in written:

@@ -6,7 +6,7 @@ trees statement by statement, as multisets (AST clone detection: Baxter et al., 
 1. each answer is put in a canonical form (:func:`canonical_tree`: arguments named by
    position, names the answer binds made one name, strings one string, commutative operands
    ordered; names it does not bind, attributes and numbers stay);
-2. each statement is a BLAKE2 fingerprint weighted by its node count (:func:`fingerprint`),
+2. each statement is a BLAKE2 hash weighted by its node count (:func:`answer_fingerprint`),
    the released stub's statements dropped; a pair's similarity is the weight shared over one
    answer's weight, the larger of the two (:func:`similarity`).
 
@@ -38,7 +38,7 @@ __all__ = [
     "CopyPair",
     "Fingerprint",
     "canonical_tree",
-    "fingerprint",
+    "answer_fingerprint",
     "graded_answers",
     "near_copies",
     "similarity",
@@ -194,7 +194,7 @@ def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
     ]
 
 
-def _bound_names(tree: ast.AST) -> set[str]:
+def _names_bound(tree: ast.AST) -> set[str]:
     """Every name the answer binds: assigned, looped over, imported, defined, caught."""
     bound: set[str] = set()
     for node in ast.walk(tree):
@@ -213,7 +213,7 @@ def canonical_tree(source: str) -> ast.Module:
     """The answer's syntax tree in canonical form (module docstring, step 1). Raises
     ``SyntaxError`` (or ``ValueError``) where the source does not parse."""
     tree = ast.parse(source)
-    return _Canonical(_bound_names(tree)).visit(tree)
+    return _Canonical(_names_bound(tree)).visit(tree)
 
 
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
@@ -228,7 +228,7 @@ def _header(statement: ast.stmt) -> ast.AST:
     return head
 
 
-def fingerprint(source: str) -> Fingerprint:
+def answer_fingerprint(source: str) -> Fingerprint:
     """The statements of an answer, canonical (module docstring, step 2). An answer that
     does not parse is fingerprinted line by line, as written (stripped of blanks)."""
     try:
@@ -258,8 +258,8 @@ def _similarity(a: Fingerprint, b: Fingerprint) -> float:
 
 def similarity(a: str, b: str, boilerplate: str | None = None) -> float:
     """The similarity (0 to 1) of two answers, as ``near_copies`` measures it."""
-    stub = fingerprint(boilerplate) if boilerplate else None
-    return _similarity(fingerprint(a).without(stub), fingerprint(b).without(stub))
+    stub = answer_fingerprint(boilerplate) if boilerplate else None
+    return _similarity(answer_fingerprint(a).without(stub), answer_fingerprint(b).without(stub))
 
 
 def graded_answers(notebook: NotebookNode) -> dict[str, str]:
@@ -308,15 +308,15 @@ def near_copies(
     functions = sorted({f for answers in submissions.values() for f in answers})
     pairs: list[CopyPair] = []
     for function in functions:
-        stub = fingerprint(boilerplate[function]) if boilerplate.get(function) else None
+        stub = answer_fingerprint(boilerplate[function]) if boilerplate.get(function) else None
         prints = {
-            student: fingerprint(answers[function]).without(stub)
+            student: answer_fingerprint(answers[function]).without(stub)
             for student, answers in sorted(submissions.items())
             if function in answers
         }
         prints = {s: p for s, p in prints.items() if p.weight >= min_length}
         if function in reference:
-            solution = fingerprint(reference[function]).without(stub)
+            solution = answer_fingerprint(reference[function]).without(stub)
             for student, print_ in prints.items():
                 score = _similarity(print_, solution)
                 if score >= threshold:

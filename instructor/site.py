@@ -28,11 +28,16 @@ import nbformat
 from nbformat import NotebookNode
 
 from instructor import anatomy, colab, registry
+
+# WIDGET_VIEW, an ipywidget's output (a slider, a progress bar): without a kernel it shows
+# nothing (or a "VBox(...)" repr). An interactive figure's output also carries its static
+# figure, a plain image (helpers.plotting.interactive_figure): that stays.
+from instructor.feedback import WIDGET_VIEW
 from instructor.paths import COURSE_ROOT, released_path, solution_path
 
 __all__ = [
     "CONF_DIR",
-    "FORBIDDEN",
+    "INSTRUCTOR_MARKERS",
     "BUILD",
     "OUTPUT",
     "SOURCE",
@@ -56,12 +61,8 @@ SOURCE = BUILD / "src"
 OUTPUT = COURSE_ROOT / "_site"
 
 # Text that only the instructor's notebooks hold: the site must never show it.
-FORBIDDEN = (*anatomy.SOLUTION_MARKERS, "BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS")
+INSTRUCTOR_MARKERS = (*anatomy.SOLUTION_MARKERS, "BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS")
 
-# Outputs of an ipywidget (a slider, a progress bar): without a kernel they show nothing (or
-# a "VBox(...)" repr). An interactive figure's output also carries its static figure, a
-# plain image (helpers.plotting.interactive_figure): that stays.
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 BADGE = re.compile(r"\[!\[Open In Colab\]\([^)]*\)\]\((?P<url>https://colab\.research[^)]+)\)")
 TEMPLATE_FIELD = re.compile(r"\{\{ *(\w+) *\}\}")
 # The landing page's figure (docs/site/index.md shows it as landing-figure.png): the stored
@@ -108,7 +109,7 @@ def student_view(
     Colab" link to the same address, or to ``badge_url`` (the self-study edition's);
     nbgrader's metadata and the widget state are dropped, and a solution cell takes the
     stub's metadata too.
-    Raises ``ValueError`` when anything of :data:`FORBIDDEN` would still show.
+    Raises ``ValueError`` when anything of :data:`INSTRUCTOR_MARKERS` would still show.
     """
     stubs = {cell.id: cell for cell in released.cells if anatomy.is_solution_cell(cell)}
     cells = []
@@ -145,7 +146,7 @@ def student_view(
 
 
 def leaks(notebook: NotebookNode) -> list[str]:
-    """``cell id: marker`` for every cell whose source or outputs hold a :data:`FORBIDDEN`
+    """``cell id: marker`` for every cell whose source or outputs hold a :data:`INSTRUCTOR_MARKERS`
     marker."""
     found = []
     for cell in notebook.cells:
@@ -153,7 +154,7 @@ def leaks(notebook: NotebookNode) -> list[str]:
         for output in cell.get("outputs", ()):
             texts.append(str(output.get("text", "")))
             texts.extend(str(value) for value in output.get("data", {}).values())
-        for marker in FORBIDDEN:
+        for marker in INSTRUCTOR_MARKERS:
             if any(marker in text for text in texts):
                 found.append(f"{cell.get('id')}: {marker}")
     return found

@@ -2,7 +2,7 @@
 key the schema does not name is refused, and each mistake is told with the file, the table,
 the key and the problem (:func:`mistakes`).
 
-A table is a :class:`Table` model, or a pydantic dataclass configured with :data:`RECORD`
+A table is a :class:`Table` model, or a pydantic dataclass configured with :data:`STRICT_TABLE`
 where the records must stay dataclasses; a check pydantic cannot express is a validator
 that raises :func:`refused` with the problem in words.
 """
@@ -17,9 +17,9 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails, PydanticCustomError
 
-__all__ = ["RECORD", "Table", "mistakes", "refused"]
+__all__ = ["STRICT_TABLE", "Table", "mistakes", "refused"]
 
-RECORD = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+STRICT_TABLE = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
 """Unknown keys refused; a number where text is expected read as text (an id written
 without quotes). A pydantic dataclass takes ``frozen=True`` from its decorator."""
 
@@ -29,9 +29,9 @@ _UNKNOWN_KEY = ("extra_forbidden", "unexpected_keyword_argument")  # models, dat
 
 
 class Table(BaseModel):
-    """One table of a TOML file (:data:`RECORD`), frozen."""
+    """One table of a TOML file (:data:`STRICT_TABLE`), frozen."""
 
-    model_config = ConfigDict(**RECORD, frozen=True)
+    model_config = ConfigDict(**STRICT_TABLE, frozen=True)
 
 
 def refused(problem: str, *, names_its_place: bool = False) -> PydanticCustomError:
@@ -86,7 +86,7 @@ def _label(entry: Any) -> str:
     return "?"
 
 
-def _where(data: Any, path: Sequence[int | str], top: str) -> str:
+def _table_name(data: Any, path: Sequence[int | str], top: str) -> str:
     """The table at ``path`` as TOML writes it: ``[moodle]``, ``[assignments.01_a]``,
     ``[[notebook]] 01_a``, ``a [[notebook.question]] of 01_a``; ``top`` for the top level."""
     names: list[str] = []
@@ -122,7 +122,7 @@ def mistakes(error: ValidationError, root: Any, data: Any, file: str, top: str =
         path, key = loc[:-1], loc[-1] if loc else ""
         # A table's own validator refuses it as a whole: its location is the table's.
         refused_table = detail["type"] == _REFUSED and _table_at(root, loc) is not None
-        where = _where(data, loc if refused_table else path, top)
+        where = _table_name(data, loc if refused_table else path, top)
         place = f"{file} {where}" if where else file
         if detail["type"] in _UNKNOWN_KEY:
             unknown.setdefault(path, []).append(str(key))
@@ -135,7 +135,7 @@ def mistakes(error: ValidationError, root: Any, data: Any, file: str, top: str =
         else:
             lines.append(f"{place}: {key} = {detail['input']!r}: {detail['msg']}")
     for path, keys in unknown.items():
-        where = _where(data, path, top)
+        where = _table_name(data, path, top)
         place = f"{file} {where}" if where else file
         known = sorted(_fields(_table_at(root, path)))
         lines.append(f"{place}: unknown keys {sorted(keys)}: use {known}")

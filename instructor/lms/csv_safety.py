@@ -42,7 +42,7 @@ __all__ = [
     "PLAIN_NUMBER",
     "neutralised",
     "safe_cell",
-    "write_records",
+    "write_csv_records",
     "write_rows",
 ]
 
@@ -80,7 +80,7 @@ def write_rows(path: Path, rows: Iterable[Iterable[object]], *, quote_all: bool 
     return path
 
 
-def write_records(path: Path, records: Sequence[Mapping[str, object]]) -> Path:
+def write_csv_records(path: Path, records: Sequence[Mapping[str, object]]) -> Path:
     """``records`` (the same keys each, the first's order) as a CSV at ``path`` under a
     header row, through :func:`write_rows`."""
     columns = list(records[0])

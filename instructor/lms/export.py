@@ -1,4 +1,4 @@
-"""Grades in each LMS's import format: :func:`write_exports` has every LMS module of
+"""Grades in each LMS's import format: :func:`write_lms_exports` has every LMS module of
 :data:`instructor.lms.LMSS` write its files (:meth:`instructor.lms.base.Lms.export`).
 
 Each writer follows the LMS's documents and importer source named in its module's
@@ -50,7 +50,7 @@ __all__ = [
     "format_points",
     "write_blackboard",
     "write_canvas",
-    "write_exports",
+    "write_lms_exports",
     "write_moodle",
     "write_moodle_worksheet",
 ]
@@ -60,7 +60,7 @@ EXPORTS = tuple(name for lms in LMSS for name in lms.exports)
 worksheets besides, one per assignment read from a Moodle download."""
 
 
-def write_exports(folder: Path, finals: Finals, config: LmsConfig | None = None) -> list[Path]:
+def write_lms_exports(folder: Path, finals: Finals, config: LmsConfig | None = None) -> list[Path]:
     """Every LMS's import files for ``finals`` in ``folder``, in :data:`LMSS`'s order."""
     folder.mkdir(parents=True, exist_ok=True)
     config = config or LmsConfig()

@@ -116,7 +116,7 @@ _ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError, 
 compression zipfile does not know: that member is refused, the others are read."""
 
 
-def _chunks(archive: zipfile.ZipFile, member: str, limit: int) -> Iterator[bytes]:
+def _member_chunks(archive: zipfile.ZipFile, member: str, limit: int) -> Iterator[bytes]:
     """The bytes of ``member``, decompressed ``CHUNK_BYTES`` at a time; at most ``limit + 1``
     bytes come out (one more than allowed shows that there is more)."""
     left = limit + 1
@@ -137,7 +137,7 @@ def _size_problem(
     if total + declared > limits.download_bytes:
         return f"its {declared:,} bytes would pass the limit of {limits.download_text()}", 0
     try:
-        size = sum(len(chunk) for chunk in _chunks(archive, member, limits.file_bytes))
+        size = sum(len(chunk) for chunk in _member_chunks(archive, member, limits.file_bytes))
     except _ZIP_ERRORS as error:
         return f"cannot be read from the zip ({type(error).__name__}: {error})", 0
     if size > limits.file_bytes:
@@ -150,7 +150,7 @@ def _size_problem(
     return "", size
 
 
-def _bounded(
+def _within_limits(
     zip_path: str | Path, students: list[StudentSubmission], limits: DownloadLimits
 ) -> tuple[list[StudentSubmission], list[Skipped]]:
     """``students`` with only the chosen files that fit ``limits``, and the refused ones.
@@ -388,7 +388,7 @@ def read_download(
                     superseded=superseded,
                 )
             )
-    students, too_large = _bounded(zip_path, students, limits)
+    students, too_large = _within_limits(zip_path, students, limits)
     unmatched.extend(too_large)
     return Intake(
         layout=reader.name,
@@ -545,7 +545,7 @@ def _extract(
                 size = 0
                 with copy.open("wb") as out:
                     try:
-                        for chunk in _chunks(archive, file.member, limits.file_bytes):
+                        for chunk in _member_chunks(archive, file.member, limits.file_bytes):
                             size += len(chunk)
                             if size > limits.file_bytes or total + size > limits.download_bytes:
                                 raise IntakeError(

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from instructor.mutation.equivalents import Equivalent
-from instructor.mutation.run import Cause, Outcome, Seen
+from instructor.mutation.run import Cause, MutantOutcome, Sighting
 
 __all__ = ["Tally", "markdown", "tally"]
 
@@ -29,11 +29,11 @@ class Tally:
     guessed: int = 0
     right: int = 0
     equivalent: int = 0
-    survivors: list[Outcome] = field(default_factory=list)
-    stale: list[Outcome] = field(default_factory=list)
+    survivors: list[MutantOutcome] = field(default_factory=list)
+    stale: list[MutantOutcome] = field(default_factory=list)
     """Listed as equivalent, yet killed: the entry is out of date."""
 
-    def add(self, outcome: Outcome, listed: bool) -> None:
+    def add(self, outcome: MutantOutcome, listed: bool) -> None:
         self.made += 1
         if not outcome.killed:
             if listed:
@@ -44,9 +44,9 @@ class Tally:
         if listed:
             self.stale.append(outcome)
         self.killed += 1
-        self.named += outcome.seen is Seen.NAMED
-        self.raw += outcome.seen is Seen.RAW
-        self.silent += outcome.seen is Seen.SILENT
+        self.named += outcome.seen is Sighting.NAMED
+        self.raw += outcome.seen is Sighting.RAW
+        self.silent += outcome.seen is Sighting.SILENT
         self.guessed += outcome.cause is not Cause.NONE
         self.right += outcome.cause is Cause.RIGHT
 
@@ -66,7 +66,7 @@ class Tally:
         )
 
 
-def tally(outcomes: Iterable[Outcome], listed: dict[str, Equivalent]) -> Tally:
+def tally(outcomes: Iterable[MutantOutcome], listed: dict[str, Equivalent]) -> Tally:
     total = Tally()
     for outcome in outcomes:
         total.add(outcome, outcome.mutant.key in listed)
@@ -84,7 +84,7 @@ def _quote(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")[:300]
 
 
-def markdown(results: dict[str, list[Outcome]], listed: dict[str, Equivalent]) -> str:
+def markdown(results: dict[str, list[MutantOutcome]], listed: dict[str, Equivalent]) -> str:
     """The report: the table, then every mutant that is not named right, by kind."""
     everything = [o for outcomes in results.values() for o in outcomes]
     course = tally(everything, listed)
@@ -116,7 +116,7 @@ def markdown(results: dict[str, list[Outcome]], listed: dict[str, Equivalent]) -
         own = [o for o in everything if o.mutant.mistake is mistake]
         lines.append(tally(own, listed).row(f"{mistake.value}"))
 
-    def listing(title: str, chosen: list[Outcome], with_message: bool = True) -> None:
+    def listing(title: str, chosen: list[MutantOutcome], with_message: bool = True) -> None:
         lines.extend(["", f"## {title} ({len(chosen)})", ""])
         for o in chosen:
             text = f"- `{_quote(o.mutant.key)}` ({o.mutant.mistake.value})"
@@ -125,8 +125,8 @@ def markdown(results: dict[str, list[Outcome]], listed: dict[str, Equivalent]) -
             lines.append(text)
 
     killed = [o for o in everything if o.killed]
-    listing("Raw exceptions", [o for o in killed if o.seen is Seen.RAW])
-    listing("Killed by the hidden tests only", [o for o in killed if o.seen is Seen.SILENT])
+    listing("Raw exceptions", [o for o in killed if o.seen is Sighting.RAW])
+    listing("Killed by the hidden tests only", [o for o in killed if o.seen is Sighting.SILENT])
     listing(
         "A likely cause that is not the mutant's", [o for o in killed if o.cause is Cause.WRONG]
     )

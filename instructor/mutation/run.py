@@ -39,7 +39,7 @@ from instructor import anatomy
 from instructor.mutation.engine import Mutant, mutants, solutions
 from instructor.mutation.mistakes import guess_is_right
 
-__all__ = ["Cause", "Outcome", "Seen", "classify", "classify_isolated"]
+__all__ = ["Cause", "MutantOutcome", "Sighting", "classify", "classify_isolated"]
 
 TIME_LIMIT = 30.0
 """Seconds one mutant's test cells may run; the checks' own limits are shorter (5 s)."""
@@ -48,7 +48,7 @@ MEMORY_LIMIT = 6 * 2**30
 (n, n) float64 tensor of the hidden tests' n = 32,768 needs 8 GiB."""
 
 
-class Seen(Enum):
+class Sighting(Enum):
     """What the student sees of a mutant in the visible tests."""
 
     NAMED = "named"
@@ -65,7 +65,7 @@ class Cause(Enum):
 
 
 @dataclass(frozen=True)
-class Outcome:
+class MutantOutcome:
     """One mutant's classification.
 
     Attributes:
@@ -79,7 +79,7 @@ class Outcome:
 
     mutant: Mutant
     killed: bool
-    seen: Seen
+    seen: Sighting
     cause: Cause
     message: str
     where: str
@@ -137,14 +137,14 @@ def _time_limit(seconds: float) -> Iterator[None]:
         timer.cancel()
 
 
-def _text(error: BaseException) -> str:
+def _error_text(error: BaseException) -> str:
     return f"{type(error).__name__}: {' '.join(str(error).split())}"[:1000]
 
 
-def run(mutant: Mutant) -> Outcome:
+def run_mutant(mutant: Mutant) -> MutantOutcome:
     """Run ``mutant`` against its function's test cells and classify it."""
     namespace = dict(_base(mutant.assignment))
-    killed, seen, message, where = False, Seen.SILENT, "", ""
+    killed, seen, message, where = False, Sighting.SILENT, "", ""
     with (
         contextlib.redirect_stdout(io.StringIO()),
         warnings.catch_warnings(),
@@ -159,37 +159,37 @@ def run(mutant: Mutant) -> Outcome:
                             exec(code, namespace)  # noqa: S102
                         except Exception as error:  # noqa: BLE001 - the outcome under test
                             if not killed:
-                                message, where = _text(error), f"{test_id} ({part})"
+                                message, where = _error_text(error), f"{test_id} ({part})"
                             killed = True
                             if part == "visible":
                                 named = isinstance(error, AssertionError)
-                                seen = Seen.NAMED if named else Seen.RAW
-                                message, where = _text(error), f"{test_id} ({part})"
+                                seen = Sighting.NAMED if named else Sighting.RAW
+                                message, where = _error_text(error), f"{test_id} ({part})"
                             break
-                    if seen is not Seen.SILENT:
+                    if seen is not Sighting.SILENT:
                         break
         except _OverTime:
-            killed, seen = True, Seen.RAW if seen is Seen.SILENT else seen
+            killed, seen = True, Sighting.RAW if seen is Sighting.SILENT else seen
             message = message or f"ran past the time limit of {TIME_LIMIT:g} s"
         except Exception as error:  # noqa: BLE001 - the mutant's own cell failed to run
-            killed, seen, message, where = True, Seen.RAW, _text(error), "solution cell"
+            killed, seen, message, where = True, Sighting.RAW, _error_text(error), "solution cell"
     cause = Cause.NONE
-    if seen is Seen.NAMED:
+    if seen is Sighting.NAMED:
         right = guess_is_right(mutant.mistake, message.removeprefix("AssertionError: "))
         cause = Cause.NONE if right is None else Cause.RIGHT if right else Cause.WRONG
-    return Outcome(mutant, killed, seen, cause, message, where)
+    return MutantOutcome(mutant, killed, seen, cause, message, where)
 
 
-def classify(assignment: str) -> list[Outcome]:
+def classify(assignment: str) -> list[MutantOutcome]:
     """Every mutant of ``assignment``, classified, in the engine's order."""
-    return [run(mutant) for mutant in mutants(assignment)]
+    return [run_mutant(mutant) for mutant in mutants(assignment)]
 
 
 def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
-def classify_isolated(assignments: list[str]) -> dict[str, list[Outcome]]:
+def classify_isolated(assignments: list[str]) -> dict[str, list[MutantOutcome]]:
     """:func:`classify` for each notebook, in one child process under a memory limit."""
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(1, mp_context=context, initializer=_limit_memory) as pool:

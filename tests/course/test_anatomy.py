@@ -13,7 +13,7 @@ import pytest
 
 from instructor import anatomy, registry
 from instructor.colab import badge_markdown, colab_setup_source, landing_url
-from instructor.facts import points_text
+from instructor.facts import stated_points
 from instructor.paths import COURSE_ROOT, SOLUTIONS
 
 NBGRADER_KEYS = {
@@ -223,7 +223,7 @@ def test_exercise_headings(assignment: str) -> None:
             continue
         name = anatomy.grade_id(cell)
         number = count if pending is not None else count + 1
-        want = f"Exercise {number} · `{name}` ({points_text(entry.exercise(name).points)})"
+        want = f"Exercise {number} · `{name}` ({stated_points(entry.exercise(name).points)})"
         assert pending is not None and last == pending, (
             f"the solution cell of {name} needs the heading '### {want}' in a markdown cell "
             f"above it, as the last heading before it (the last one now is {last!r})"
@@ -656,7 +656,7 @@ def check_written_answer(
     """One written answer's two cells (see the comment above)."""
     name, points = question.name, question.points
     where = f"{assignment}, written answer {name}"
-    head = f"**Written answer** ({points_text(points)}, graded by hand) · "
+    head = f"**Written answer** ({stated_points(points)}, graded by hand) · "
     assert prompt.cell_type == "markdown" and prompt.source.startswith(head), (
         f"{where}: the cell {prompt.id} above the answer cell must be the question, a markdown "
         f"cell starting {head!r}, saying what a full answer covers"
@@ -670,7 +670,7 @@ def check_written_answer(
         f"{where}: the answer cell {answer.id} starts with '**Reference answer.** ' and a "
         "model answer of 3 to 6 sentences"
     )
-    rubric = f"**Rubric ({points_text(points)}).**"
+    rubric = f"**Rubric ({stated_points(points)}).**"
     assert f"\n\n{rubric}\n" in source, (
         f"{where}: the answer cell {answer.id} has, after the reference answer and an empty "
         f"line, the line {rubric!r}, then the criteria as '- 1 point: ...'"

@@ -632,7 +632,7 @@ def test_checked_call_gives_the_same_message_in_the_kernel_and_in_the_class_grad
     from instructor.classroom.worker.judge import Channel
 
     function = _raises_from_the_kernel(kind)
-    monkeypatch.setattr(probe_kernel, "_namespace", lambda: {"mistaken": function})
+    monkeypatch.setattr(probe_kernel, "_kernel_namespace", lambda: {"mistaken": function})
 
     def run(code: str, seconds: float | None = None) -> None:
         probe_kernel.answer(ast.literal_eval(code.partition("(")[2].rpartition(")")[0]))

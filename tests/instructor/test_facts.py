@@ -26,7 +26,7 @@ def test_the_solutions_state_course_toml_s_points() -> None:
 def test_a_point_changed_in_course_toml_is_written_everywhere() -> None:
     notebook = anatomy.read_solution(NOTEBOOK)
     entry = _with_points(registry.load().notebook(NOTEBOOK), "layer_norm", (3, 1))
-    changes = facts.sync_notebook(notebook, entry)
+    changes = facts.sync_facts(notebook, entry)
     assert changes == [
         "test_layer_norm: 2 -> 3 points",
         "'Graded exercises' line: 11 points",
@@ -41,7 +41,7 @@ def test_a_point_changed_in_course_toml_is_written_everywhere() -> None:
         "**Graded exercises (11 points):** `PositionwiseFeedForward` (2), `layer_norm` (4)," in text
     )
     assert "about 110 minutes" in notebook.cells[0].source
-    assert facts.sync_notebook(notebook, entry) == []  # written once, then nothing to do
+    assert facts.sync_facts(notebook, entry) == []  # written once, then nothing to do
 
 
 def test_course_toml_gets_the_rule_s_minutes() -> None:
@@ -59,4 +59,4 @@ def test_a_notebook_laid_out_otherwise_is_named() -> None:
     notebook = anatomy.read_solution(NOTEBOOK)
     entry = _with_points(registry.load().notebook(NOTEBOOK), "layer_norm", (3,))
     with pytest.raises(facts.FactsError, match=r"layer_norm has test cells \['test_layer_norm'"):
-        facts.sync_notebook(notebook, entry)
+        facts.sync_facts(notebook, entry)

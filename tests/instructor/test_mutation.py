@@ -18,7 +18,7 @@ from instructor.mutation.engine import mutants, solutions
 from instructor.mutation.equivalents import equivalents
 from instructor.mutation.mistakes import Mistake, guess_is_right
 from instructor.mutation.report import Tally, tally
-from instructor.mutation.run import Cause, Outcome, Seen, classify_isolated, run
+from instructor.mutation.run import Cause, MutantOutcome, Sighting, classify_isolated, run_mutant
 
 IDS = registry.load().ids
 # The analysis runs once, on one worker (a module fixture is built on each worker that runs
@@ -41,7 +41,7 @@ MIN_RIGHT = 0.99
 
 
 @pytest.fixture(scope="module")
-def results() -> dict[str, list[Outcome]]:
+def results() -> dict[str, list[MutantOutcome]]:
     return classify_isolated(IDS)
 
 
@@ -107,23 +107,23 @@ def test_a_mutant_that_only_the_hidden_tests_kill_is_counted_as_silent() -> None
     source = wrong.source.replace(
         "    scores = Q @ K", "    Q, K, V = Q.double(), K.double(), V.double()\n    scores = Q @ K"
     )
-    outcome = run(replace(wrong, source=source, mistake=Mistake.DTYPE))
+    outcome = run_mutant(replace(wrong, source=source, mistake=Mistake.DTYPE))
     assert outcome.killed
-    assert outcome.seen in (Seen.SILENT, Seen.NAMED)
-    if outcome.seen is Seen.NAMED:  # after the fix: a dtype assertion, naming the dtype
+    assert outcome.seen in (Sighting.SILENT, Sighting.NAMED)
+    if outcome.seen is Sighting.NAMED:  # after the fix: a dtype assertion, naming the dtype
         assert "dtype" in outcome.message and outcome.cause is not Cause.WRONG
 
 
 @pytest.mark.parametrize("assignment", IDS)
 def test_the_visible_tests_name_the_mutants_the_hidden_tests_kill(
-    results: dict[str, list[Outcome]], assignment: str
+    results: dict[str, list[MutantOutcome]], assignment: str
 ) -> None:
     listed = equivalents()
     total = tally(results[assignment], listed)
     unnamed = [
         f"{o.mutant.key} ({o.mutant.mistake.value}): {o.seen.value}: {o.message[:200]}"
         for o in results[assignment]
-        if o.killed and o.seen is not Seen.NAMED
+        if o.killed and o.seen is not Sighting.NAMED
     ]
     assert total.named_share >= MIN_NAMED_NOTEBOOK, (
         f"{assignment}: the visible tests name {total.named} of the {total.killed} mutants the "
@@ -136,7 +136,7 @@ def test_the_visible_tests_name_the_mutants_the_hidden_tests_kill(
     )
 
 
-def test_the_course_stays_above_the_bar(results: dict[str, list[Outcome]]) -> None:
+def test_the_course_stays_above_the_bar(results: dict[str, list[MutantOutcome]]) -> None:
     total: Tally = tally([o for outcomes in results.values() for o in outcomes], equivalents())
     assert total.made >= MIN_MUTANTS
     assert total.named_share >= MIN_NAMED, f"{100 * total.named_share:.1f}% named"
@@ -164,7 +164,7 @@ with ``check_unchanged`` instead, which the test below demands."""
 
 
 def test_every_rule_of_the_registry_is_broken_by_a_mutant_the_visible_tests_name(
-    results: dict[str, list[Outcome]],
+    results: dict[str, list[MutantOutcome]],
 ) -> None:
     """Each rule course.toml lists (tests/course/test_rules.py: the rules the text states) has
     a mutant of its function, made by the mistake listed with it, that a visible test fails
@@ -180,7 +180,7 @@ def test_every_rule_of_the_registry_is_broken_by_a_mutant_the_visible_tests_name
                 named = [
                     o for o in results[notebook.id]
                     if o.mutant.function == exercise.name and o.mutant.mistake.value == mistake
-                    and o.killed and o.seen is Seen.NAMED
+                    and o.killed and o.seen is Sighting.NAMED
                 ]  # fmt: skip
                 if (exercise.name, rule) in NOT_MUTATED:
                     own = [

@@ -15,7 +15,7 @@ def test_readme_table_is_current() -> None:
 
 def test_table_has_a_row_per_notebook_with_links_and_points() -> None:
     course = registry.load()
-    table = readme.course_table(course).splitlines()
+    table = readme.readme_table(course).splitlines()
     assert len(table) == 2 + len(course.notebooks)
     for notebook, row in zip(course.notebooks, table[2:], strict=True):
         assert f"(notebooks/{notebook.id}/{notebook.id}.ipynb)" in row
@@ -29,7 +29,7 @@ def test_update_replaces_only_the_block() -> None:
     text = f"before\n{readme.BEGIN}\nstale\n{readme.END}\nafter\n"
     updated = readme.update(text, course)
     assert updated.startswith("before\n") and updated.endswith("after\n")
-    assert "stale" not in updated and readme.course_table(course) in updated
+    assert "stale" not in updated and readme.readme_table(course) in updated
 
 
 def test_a_readme_without_markers_is_named() -> None:

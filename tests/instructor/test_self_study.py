@@ -164,7 +164,7 @@ def test_with_the_setting_off_the_release_removes_the_edition(tmp_path: Path) ->
     shutil.copy(
         self_study.self_study_path("01_vector_sets"), tmp_path / "self_study" / "01_vector_sets"
     )
-    assert self_study.build(tmp_path) == []
+    assert self_study.build_edition(tmp_path) == []
     assert not (tmp_path / "self_study").exists()
     off = registry.load(tmp_path)
     assert colab.landing_url("01_vector_sets", off) == colab.colab_url("01_vector_sets", off)

@@ -128,7 +128,7 @@ def test_nothing_of_the_instructor_leaks() -> None:
     instructor, student = pair()
     view = site.student_view(instructor, student)
     text = nbformat.writes(view)
-    for marker in (*site.FORBIDDEN, SOLUTION_LINE, "assert f(2) == 7", "solution output"):
+    for marker in (*site.INSTRUCTOR_MARKERS, SOLUTION_LINE, "assert f(2) == 7", "solution output"):
         assert marker not in text
     assert not any("nbgrader" in cell.metadata for cell in view.cells)
     # the inputs are left as they were

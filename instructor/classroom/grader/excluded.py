@@ -37,7 +37,7 @@ def read_excluded(root: Path) -> dict[str, dict[str, str]]:
     return {str(a): {str(c): str(why) for c, why in cells.items()} for a, cells in data.items()}
 
 
-def _write(root: Path, excluded: Excluded) -> None:
+def _write_excluded(root: Path, excluded: Excluded) -> None:
     path = root / EXCLUDED_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     kept = {a: dict(sorted(cells.items())) for a, cells in sorted(excluded.items()) if cells}
@@ -51,7 +51,7 @@ def exclude(root: Path, assignments: list[str], cell: str, reason: str) -> None:
     excluded = read_excluded(root)
     for assignment in assignments:
         excluded.setdefault(assignment, {})[cell] = reason.strip()
-    _write(root, excluded)
+    _write_excluded(root, excluded)
 
 
 def put_back(root: Path, assignments: list[str], cell: str) -> None:
@@ -59,7 +59,7 @@ def put_back(root: Path, assignments: list[str], cell: str) -> None:
     excluded = read_excluded(root)
     for assignment in assignments:
         excluded.get(assignment, {}).pop(cell, None)
-    _write(root, excluded)
+    _write_excluded(root, excluded)
 
 
 def without(summaries: list[HandInSummary], excluded: Excluded) -> list[HandInSummary]:

@@ -41,7 +41,7 @@ class Reading:
     problem: str = ""
 
 
-MAX_DEPTH = 64
+MAX_JSON_DEPTH = 64
 """The deepest nesting of JSON a submitted notebook may have. nbformat's own notebooks
 nest about 8 deep (a widget's state a few more); every later step (nbformat, nbgrader,
 pickling for a worker) recurses through the file, so deeper is refused here, whole."""
@@ -79,11 +79,11 @@ def read_submission(text: str) -> Reading:
     try:
         data = json.loads(text)
     except RecursionError:
-        return Reading(None, f"JSON nested deeper than {MAX_DEPTH} levels")
+        return Reading(None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     except ValueError as error:
         return Reading(None, f"not valid JSON ({str(error)[:200]})")
-    if _deeper_than(data, MAX_DEPTH):
-        return Reading(None, f"JSON nested deeper than {MAX_DEPTH} levels")
+    if _deeper_than(data, MAX_JSON_DEPTH):
+        return Reading(None, f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     if not isinstance(data, dict) or "cells" not in data:
         return Reading(None, "valid JSON but not a notebook (no cells)")
     try:

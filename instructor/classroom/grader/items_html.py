@@ -39,7 +39,7 @@ from instructor.lms.csv_safety import write_rows
 from instructor.registry import Course
 
 
-def _number(value: float, share: bool = False) -> str:
+def _shown_number(value: float, share: bool = False) -> str:
     if isinstance(value, float) and math.isnan(value):
         return "–"
     return f"{100 * value:.0f} %" if share else f"{value:.3g}"
@@ -73,9 +73,9 @@ def figure_png(analysis: AssignmentItems) -> tuple[bytes, str]:
     worst = min(zip(shares, (i.cell for i in cells), strict=True), default=None)
     alt = (
         f"{table.assignment}: a histogram of the scores of {stats['n']} hand-in(s), out of "
-        f"{top:g} (mean {_number(stats['mean'])}, median {_number(stats['median'])}); "
+        f"{top:g} (mean {_shown_number(stats['mean'])}, median {_shown_number(stats['median'])}); "
         f"beside it, the share of hand-ins passing each of {len(cells)} autograded cell(s)"
-        + (f", least passed: {worst[1]} ({_number(worst[0], share=True)})." if worst else ".")
+        + (f", least passed: {worst[1]} ({_shown_number(worst[0], share=True)})." if worst else ".")
     )
     return buffer.getvalue(), alt
 
@@ -124,9 +124,9 @@ def _table(kind: ItemKind, items: tuple[CellItem, ...], anonymous: bool) -> list
     lines = [f"<h3>{TITLES[kind]}</h3>", "<table>", _row(headings, "th")]
     for i in items:
         cells = [i.notebook, i.cell, i.item.name]
-        cells += [_number(i.stats.get(key, math.nan), share) for key, _, share in columns]
+        cells += [_shown_number(i.stats.get(key, math.nan), share) for key, _, share in columns]
         if kind == "written":
-            cells += [_points(i.stats, "points_"), _points(i.stats, "rubric_")]
+            cells += [_points_counts(i.stats, "points_"), _points_counts(i.stats, "rubric_")]
         elif not anonymous:
             cells.append(", ".join(i.failing))
         lines.append(_row(cells, "td"))
@@ -150,8 +150,8 @@ def _options(items: tuple[CellItem, ...]) -> list[str]:
             right = " (right)" if letter == i.item.answer else ""
             flag = "; ".join(f for f in i.flags if f.startswith(f"({letter})"))
             cells = [i.notebook, i.cell, f"({letter}){right}" if letter != "other" else letter]
-            cells += [_number(i.stats.get(k, math.nan), True) for k in (key, f"{key}_upper")]
-            cells += [_number(i.stats.get(f"{key}_lower", math.nan), True), flag]
+            cells += [_shown_number(i.stats.get(k, math.nan), True) for k in (key, f"{key}_upper")]
+            cells += [_shown_number(i.stats.get(f"{key}_lower", math.nan), True), flag]
             lines.append(_row(cells, "td"))
     return [*lines, "</table>"]
 
@@ -173,7 +173,7 @@ def _mistakes(analysis: AssignmentItems, anonymous: bool) -> list[str]:
     return [*lines, "</table>"]
 
 
-def _points(stats: Stats, prefix: str) -> str:
+def _points_counts(stats: Stats, prefix: str) -> str:
     """``points_<p>`` (the answers given p points) or ``rubric_<item>`` (the answers graded
     with the item) as ``p: count, ...``."""
     given = [
@@ -214,12 +214,12 @@ def items_html(
         stats = analysis.stats
         name = analysis.table.assignment
         png, alt = figures[name]
-        late = _number(stats["share_late"], share=True)
+        late = _shown_number(stats["share_late"], share=True)
         lines += [
             f"<h2>{escape(name)}</h2>",
             f"<p>{stats['n']} hand-in(s), out of {stats['max_score']:g} points: mean "
-            f"{_number(stats['mean'])}, median {_number(stats['median'])}, standard deviation "
-            f"{_number(stats['sd'])}, late {late}.</p>",
+            f"{_shown_number(stats['mean'])}, median {_shown_number(stats['median'])}, "
+            f"standard deviation {_shown_number(stats['sd'])}, late {late}.</p>",
             f'<img src="data:image/png;base64,{base64.b64encode(png).decode()}" '
             f'alt="{escape(alt)}">',
         ]

@@ -14,7 +14,7 @@ plugins of :mod:`instructor.feedback`: no hidden test shown, the notebook inert)
     ``awaiting_manual`` (points awaiting a grader: while there are any, ``final`` is empty,
     also in ``TOTAL`` and the LMS exports). An assignment not handed in counts 0.
 ``canvas.csv``, ``moodle.csv``, ``blackboard.csv``, ``moodle_worksheet_<assignment>.csv``
-    each assignment's ``final`` points in each LMS's import format (:func:`write_exports`).
+    each assignment's ``final`` points in each LMS's import format (:func:`export_finals`).
 ``integrity.md`` and ``integrity.json``
     every hand-in an instructor should read, and why (:func:`.records.attention`), near
     copies (:func:`copy_report`), the answers awaiting a grader and each notebook's
@@ -56,7 +56,7 @@ from instructor.exchange import ExchangeRecord, read_records
 from instructor.feedback import feedback_config
 from instructor.lms.config import LMS_TOML, LmsConfig, read_config
 from instructor.lms.csv_safety import neutralised, write_rows
-from instructor.lms.export import write_exports as write_lms_exports
+from instructor.lms.export import write_lms_exports
 from instructor.lms.roster import LmsIdentity, read_roster, roster_path
 from instructor.lms.table import Finals, format_points
 from instructor.similarity import (
@@ -181,7 +181,7 @@ def write_reports(
             for row in totals(summaries, penalties)
         ],
     )
-    write_exports(folder, summaries, penalties, names, identities, config)
+    export_finals(folder, summaries, penalties, names, identities, config)
     (folder / "integrity.json").write_text(json.dumps([s.to_json() for s in summaries], indent=1))
     assignments = {s.assignment for s in summaries}
     exchange = [
@@ -293,7 +293,7 @@ def totals(
     return rows
 
 
-def write_exports(
+def export_finals(
     folder: Path,
     summaries: list[HandInSummary],
     penalties: Mapping[tuple[str, str], float] | None = None,
@@ -302,7 +302,7 @@ def write_exports(
     config: LmsConfig | None = None,
 ) -> list[Path]:
     """Each student's final points per assignment in each LMS's import format, in
-    ``folder`` (:func:`instructor.lms.export.write_exports`), with the students' ``names``,
+    ``folder`` (:func:`instructor.lms.export.write_lms_exports`), with the students' ``names``,
     their LMS ``identities`` and each assignment's title and id in ``config``."""
     points = {
         (str(row["student"]), str(row["assignment"])): float(row["final"])  # type: ignore[arg-type]

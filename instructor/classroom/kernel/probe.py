@@ -143,7 +143,7 @@ back, they are references, and the grader uses its own object. The module is kep
 its ``id`` is never reused by a module of the student's."""
 
 
-def _namespace() -> dict[str, Any]:
+def _kernel_namespace() -> dict[str, Any]:
     from IPython import get_ipython
 
     shell = get_ipython()
@@ -176,7 +176,7 @@ def _built(handle: Any, state: list, training: list, reader: wire.Reader) -> tor
 def _target(request: Request, reader: wire.Reader) -> Any:
     if request.handle is not None:
         return _built(request.handle, request.state, request.training, reader)
-    namespace = _namespace()
+    namespace = _kernel_namespace()
     if request.name not in namespace:
         raise NameError(f"name {request.name!r} is not defined")
     return namespace[request.name]

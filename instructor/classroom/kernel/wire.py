@@ -37,8 +37,8 @@ MESSAGE = "message.json"
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 MAX_ARRAY_BYTES = 256 * 1024 * 1024
 """All the arrays of one message together."""
-MAX_DEPTH = 16
-MAX_ITEMS = 200_000
+MAX_WIRE_DEPTH = 16
+MAX_WIRE_ITEMS = 200_000
 MAX_TEXT = 20_000
 """Characters kept of a string (an exception's message, a name)."""
 
@@ -145,7 +145,7 @@ class Writer(_Tracking):
         ``tuple``, ``list``, ``dict``, ``tensor``, ``ndarray``, ``scalar`` (NumPy's),
         ``dtype``, ``size``, ``generator`` (its state), ``module`` (:meth:`module`), else
         ``opaque`` (only its type's name travels)."""
-        if depth > MAX_DEPTH:
+        if depth > MAX_WIRE_DEPTH:
             return {"t": "opaque", "type": "a value nested too deep"}
         if value is None:
             return {"t": "none"}
@@ -307,7 +307,7 @@ class Reader(_Tracking):
 
     def value(self, record: Any, depth: int = 0) -> Any:
         self.items += 1
-        if self.items > MAX_ITEMS or depth > MAX_DEPTH + 2:
+        if self.items > MAX_WIRE_ITEMS or depth > MAX_WIRE_DEPTH + 2:
             raise WireError("a value too large or nested too deep")
         if not isinstance(record, dict) or not isinstance(record.get("t"), str):
             raise WireError(f"not a value record: {str(record)[:80]}")

@@ -371,7 +371,7 @@ class _Mount:
     controllers: frozenset[str]
 
 
-def _read(path: str) -> str:
+def _read_text(path: str) -> str:
     try:
         return Path(path).read_text()
     except OSError:
@@ -382,10 +382,10 @@ def _mounts(mountinfo: str | None = None, cgroup: str | None = None) -> list[_Mo
     """The mounted cgroup hierarchies (the first mount of each), with the grader's own
     cgroup in each, from ``/proc/self/mountinfo`` and ``/proc/self/cgroup`` (or the texts
     given)."""
-    lines = (_read("/proc/self/mountinfo") if mountinfo is None else mountinfo).splitlines()
+    lines = (_read_text("/proc/self/mountinfo") if mountinfo is None else mountinfo).splitlines()
     # The grader's cgroup per hierarchy, keyed by its controllers ("cpu,cpuacct"; "" for v2).
     own = {}
-    for line in (_read("/proc/self/cgroup") if cgroup is None else cgroup).splitlines():
+    for line in (_read_text("/proc/self/cgroup") if cgroup is None else cgroup).splitlines():
         _, controllers, path = line.split(":", 2)
         own[",".join(sorted(controllers.split(","))) if controllers else ""] = path
     found, seen = [], set()
@@ -430,7 +430,7 @@ def _usable_base(mount: _Mount, name: str) -> Path | None:
         return None
     if mount.version == 2:
         # Controllers the grader's own cgroup passes down, for the kernels' cgroups.
-        available = set(_read(str(path / "cgroup.controllers")).split())
+        available = set(_read_text(str(path / "cgroup.controllers")).split())
         for controller in set(CONTROLLERS) & available:
             with contextlib.suppress(OSError):
                 (path / "cgroup.subtree_control").write_text(f"+{controller}")
@@ -474,7 +474,7 @@ def _remove_base(base: Path) -> None:
 
 def _listed(folder: Path) -> set[int]:
     """The processes in the cgroup ``folder`` (none once it is gone)."""
-    return {int(pid) for pid in _read(str(folder / "cgroup.procs")).split()}
+    return {int(pid) for pid in _read_text(str(folder / "cgroup.procs")).split()}
 
 
 def _kill_listed(folder: Path) -> None:
@@ -504,7 +504,7 @@ def _discover(mounts: list[_Mount] | None = None) -> Layout:
     wanted = set(CONTROLLERS)
     for mount, path in sorted(usable, key=lambda found: -found[0].version):
         if mount.version == 2:
-            limits = wanted & set(_read(str(path / "cgroup.subtree_control")).split())
+            limits = wanted & set(_read_text(str(path / "cgroup.subtree_control")).split())
             clock = "cpu.stat" if (path / "cpu.stat").exists() else ""
         else:
             limits = wanted & mount.controllers
@@ -531,12 +531,12 @@ def _remove_folder(path: Path) -> None:
 
 
 _LAYOUTS: dict[int, Layout] = {}
-_LOCK = threading.Lock()
+_LAYOUT_LOCK = threading.Lock()
 
 
 def layout() -> Layout:
     """This process's layout, made on first use (a forked child makes its own)."""
-    with _LOCK:
+    with _LAYOUT_LOCK:
         pid = os.getpid()
         if pid not in _LAYOUTS:
             _LAYOUTS[pid] = _discover()
@@ -552,7 +552,7 @@ def work_folder() -> Path:
     in the temporary folder, made on first use and removed when the process ends. A process
     that ends without its exit handlers (a Dask worker ended by its nanny, a killed grader)
     leaves it: the next one to start here removes it, as :func:`_sweep` does with cgroups."""
-    with _LOCK:
+    with _LAYOUT_LOCK:
         pid = os.getpid()
         if pid not in _WORK_FOLDERS:
             top = Path(tempfile.gettempdir())
@@ -580,7 +580,7 @@ def _sweep_work_folders(top: Path) -> None:
 
 
 def _remove_work_folder() -> None:
-    with _LOCK:
+    with _LAYOUT_LOCK:
         folder = _WORK_FOLDERS.pop(os.getpid(), None)
     if folder is not None:
         detach_under(folder)
@@ -594,7 +594,7 @@ multiprocessing.util.Finalize(None, _remove_work_folder, exitpriority=5)
 
 @atexit.register
 def _remove_bases() -> None:
-    with _LOCK:
+    with _LAYOUT_LOCK:
         found = _LAYOUTS.pop(os.getpid(), None)
     for base in found.bases if found else ():
         _remove_base(base.path)

@@ -97,7 +97,7 @@ CLOSED = {"exit": -signal.SIGKILL}
 """What a closed connection reads as: to the grader, the kernel's end (the zygote is gone)."""
 
 
-def _libc(function: str, *args: int) -> None:
+def _libc_call(function: str, *args: int) -> None:
     """Call libc's ``function`` (``prctl``; ``unshare``, which ``os`` has from Python 3.12)."""
     libc = ctypes.CDLL(None, use_errno=True)
     if getattr(libc, function)(*args) != 0:
@@ -110,7 +110,7 @@ def send_message(conn: socket.socket, message: dict) -> None:
         conn.sendall((json.dumps(message) + "\n").encode())
 
 
-def read_message(conn: socket.socket, buffer: bytearray, timeout: float | None = None) -> Any:
+def read_request(conn: socket.socket, buffer: bytearray, timeout: float | None = None) -> Any:
     """The next JSON line from ``conn`` (``buffer`` keeps what came after it): None if none
     came within ``timeout`` seconds (None: wait), :data:`CLOSED` once the connection is
     closed. Raises ValueError for a line that is not JSON."""
@@ -141,7 +141,7 @@ def _become_kernel(request: dict, keep_out: list[socket.socket], gate: int) -> N
             raise RuntimeError("the grader did not place the kernel in its cgroup")
         os.close(gate)
         os.setsid()
-        _libc("unshare", _CLONE_NEWIPC)
+        _libc_call("unshare", _CLONE_NEWIPC)
         for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGPIPE):
             signal.signal(signum, signal.SIG_DFL)
         os.chdir(request["workdir"])
@@ -155,7 +155,7 @@ def _become_kernel(request: dict, keep_out: list[socket.socket], gate: int) -> N
         os.setuid(uid)  # from root to another user: every capability is dropped
         if os.getuid() == 0 or os.geteuid() == 0:
             raise RuntimeError("the kernel would run as root")
-        _libc("prctl", _PR_SET_DUMPABLE, 1, 0, 0, 0)  # as a kernel started by exec is
+        _libc_call("prctl", _PR_SET_DUMPABLE, 1, 0, 0, 0)  # as a kernel started by exec is
         import numpy as np
 
         np.random.seed()  # a fresh process draws its own seed; a forked one would share ours
@@ -196,7 +196,7 @@ def _watch(conn: socket.socket, pid: int, buffer: bytearray) -> int:
         if done:
             return os.waitstatus_to_exitcode(status)
         with contextlib.suppress(ValueError, TypeError, KeyError, ProcessLookupError):
-            message = read_message(conn, buffer, 0.05)
+            message = read_request(conn, buffer, 0.05)
             if message is CLOSED:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
@@ -210,7 +210,7 @@ def serve(path: str) -> None:
     os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     for module in PRELOADED:
         __import__(module)
-    _libc("prctl", _PR_SET_DUMPABLE, 0, 0, 0, 0)
+    _libc_call("prctl", _PR_SET_DUMPABLE, 0, 0, 0, 0)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     os.chmod(path, 0o600)
@@ -220,7 +220,7 @@ def serve(path: str) -> None:
         conn, _ = listener.accept()
         buffer = bytearray()
         try:
-            request = read_message(conn, buffer)
+            request = read_request(conn, buffer)
             if not isinstance(request, dict) or not int(request.get("uid", 0)) >= FIRST_UID:
                 send_message(conn, {"error": f"not a kernel request: {request!r}"[:500]})
                 continue
@@ -232,7 +232,7 @@ def serve(path: str) -> None:
             os.close(gate)
             send_message(conn, {"pid": pid})
             with contextlib.suppress(ValueError):
-                if read_message(conn, buffer) == GO:
+                if read_request(conn, buffer) == GO:
                     os.write(opener, b"g")
             os.close(opener)  # without the grader's word, the child ends here
             code = _watch(conn, pid, buffer)
@@ -320,7 +320,7 @@ def _discard(stream: Any) -> None:
 
 
 _ZYGOTE: Zygote | None = None
-_LOCK = threading.Lock()
+_ZYGOTE_LOCK = threading.Lock()
 
 
 @atexit.register
@@ -337,7 +337,7 @@ multiprocessing.util.Finalize(None, _stop_zygote, exitpriority=10)
 def zygote_for_worker() -> Zygote:
     """This process's zygote, started on first use and again if it has stopped."""
     global _ZYGOTE
-    with _LOCK:
+    with _ZYGOTE_LOCK:
         if _ZYGOTE is None or _ZYGOTE.process.poll() is not None:
             if _ZYGOTE is not None:
                 _ZYGOTE.stop()
@@ -395,7 +395,7 @@ class ForkedKernel:
             "limits": rlimits(limits, own_uid=True),
         }
         send_message(self.conn, request)
-        answer = read_message(self.conn, self._buffer, START_SECONDS)
+        answer = read_request(self.conn, self._buffer, START_SECONDS)
         if not isinstance(answer, dict) or "pid" not in answer:
             self.conn.close()
             raise ZygoteError(f"the kernel zygote refused a kernel: {answer}")
@@ -410,7 +410,7 @@ class ForkedKernel:
 
     def poll(self, timeout: float | None = 0) -> int | None:
         if self.returncode is None:
-            message = read_message(self.conn, self._buffer, timeout)
+            message = read_request(self.conn, self._buffer, timeout)
             if message is not None:
                 self.returncode = int(message.get("exit", -signal.SIGKILL))
                 self.conn.close()

@@ -132,7 +132,7 @@ def postgres_url(postgres_server: str, request: pytest.FixtureRequest) -> str:
 def kernel(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """The notebook namespace of a kernel that answers probes in this process."""
     namespace: dict[str, Any] = {}
-    monkeypatch.setattr(probe_kernel, "_namespace", lambda: namespace)
+    monkeypatch.setattr(probe_kernel, "_kernel_namespace", lambda: namespace)
     return namespace
 
 

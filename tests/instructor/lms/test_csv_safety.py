@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from instructor.classroom.grader.reports import write_exports, write_reports
+from instructor.classroom.grader.reports import export_finals, write_reports
 from instructor.lms.csv_safety import FORMULA_START, neutralised, safe_cell, write_rows
 from instructor.lms.export import (
     EXPORTS,
@@ -98,7 +98,7 @@ def test_every_report_and_export_of_the_grader(
     }
     with caplog.at_level(logging.WARNING):
         write_reports(tmp_path, summaries, copies={})
-        written = write_exports(tmp_path, summaries, None, names, identities)
+        written = export_finals(tmp_path, summaries, None, names, identities)
     assert [p.name for p in written] == [*EXPORTS, "moodle_worksheet_x.csv"]
     for path in [tmp_path / "grades.csv", tmp_path / "totals.csv", *written]:
         rows = _rows(path)

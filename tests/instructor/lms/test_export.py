@@ -371,13 +371,13 @@ def test_an_assignment_without_its_lms_id_is_named_with_what_the_lms_then_does(
     warning naming the assignment, the key and what the LMS's import does with the column."""
     import logging
 
-    from instructor.classroom.grader.reports import write_exports
+    from instructor.classroom.grader.reports import export_finals
     from instructor.lms.config import read_config
     from support.summaries import one_cell_summary
 
     summaries = [one_cell_summary("jsmith", "01_vector_sets", 7.0)]
     with caplog.at_level(logging.INFO, logger="instructor.lms"):
-        write_exports(tmp_path / "none", summaries)
+        export_finals(tmp_path / "none", summaries)
     notes = {r.getMessage() for r in caplog.records if r.levelno == logging.INFO}
     assert any(
         m.startswith("canvas.csv: no canvas_id for 01_vector_sets in lms.toml: Canvas's import")
@@ -389,7 +389,7 @@ def test_an_assignment_without_its_lms_id_is_named_with_what_the_lms_then_does(
     toml.write_text('[assignments.01_vector_sets]\ncanvas_id = "4711"\n')
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="instructor.lms"):
-        write_exports(tmp_path / "mapped", summaries, config=read_config(toml))
+        export_finals(tmp_path / "mapped", summaries, config=read_config(toml))
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warnings == [
         f"blackboard.csv: no blackboard_id for 01_vector_sets in {toml}: Blackboard's upload "

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from instructor.classroom.grader.reports import write_exports
+from instructor.classroom.grader.reports import export_finals
 from instructor.lms.config import LMS_TOML, LmsConfigError, read_config
 from instructor.lms.intake import IntakeError, read_download
 from instructor.lms.roster import LmsIdentity
@@ -162,7 +162,7 @@ def test_canvas_csv_fills_the_mapped_assignment(tmp_path: Path) -> None:
         f'[assignments.{NB}]\ncanvas_title = "Homework 1"\ncanvas_id = "4711"\n'
     )
     config = read_config(tmp_path / LMS_TOML)
-    write_exports(tmp_path / "r", SUMMARIES, None, None, CANVAS_IDS, config)
+    export_finals(tmp_path / "r", SUMMARIES, None, None, CANVAS_IDS, config)
     rows = _rows(tmp_path / "r" / "canvas.csv")
     assert rows[0][5] == "Homework 1 (4711)"
     columns, grades = canvas_import(rows, {4711: "Homework 1"}, {13: "Jane", 15: "John"})
@@ -173,7 +173,7 @@ def test_canvas_csv_fills_the_mapped_assignment(tmp_path: Path) -> None:
 def test_canvas_csv_without_a_mapping_makes_a_new_assignment(tmp_path: Path) -> None:
     """What the guide says: the column is named by the assignment id; Canvas matches no
     assignment titled otherwise, and creates one."""
-    write_exports(tmp_path, SUMMARIES, None, None, CANVAS_IDS)
+    export_finals(tmp_path, SUMMARIES, None, None, CANVAS_IDS)
     columns, _ = canvas_import(
         _rows(tmp_path / "canvas.csv"), {4711: "Homework 1"}, {13: "", 15: ""}
     )
@@ -220,10 +220,10 @@ def test_blackboard_csv_fills_the_mapped_column(tmp_path: Path) -> None:
         f'[assignments.{NB}]\nblackboard_title = "Homework 1"\nblackboard_id = "123456"\n'
     )
     config = read_config(tmp_path / LMS_TOML)
-    write_exports(tmp_path / "r", SUMMARIES, None, None, None, config)
+    export_finals(tmp_path / "r", SUMMARIES, None, None, None, config)
     upload = blackboard_upload(tmp_path / "r" / "blackboard.csv", {"123456"})
     assert upload == {"Homework 1 [Total Pts: 10 Score] |123456": "123456"}
-    write_exports(tmp_path / "n", SUMMARIES)
+    export_finals(tmp_path / "n", SUMMARIES)
     assert blackboard_upload(tmp_path / "n" / "blackboard.csv", {"123456"}) == {
         f"{NB} [Total Pts: 10 Score]": None  # a new column, as the guide says
     }
@@ -284,7 +284,7 @@ GERMAN = ("Teilnehmer/in", "ID", "Bewertung", "Zuletzt geändert (Bewertung)")
 
 def test_moodle_worksheet_in_the_uploaders_language(tmp_path: Path) -> None:
     summaries = [one_cell_summary("jane_smith_4242", NB, 7.0)]
-    write_exports(tmp_path / "en", summaries, None, None, MOODLE_IDS)
+    export_finals(tmp_path / "en", summaries, None, None, MOODLE_IDS)
     english = tmp_path / "en" / f"moodle_worksheet_{NB}.csv"
     assert moodle_worksheet_import(
         english, "Participant ", "Identifier", "Grade", "Last modified (grade)"
@@ -295,7 +295,7 @@ def test_moodle_worksheet_in_the_uploaders_language(tmp_path: Path) -> None:
         moodle_worksheet_import(english, *GERMAN)
     (tmp_path / LMS_TOML).write_text('[moodle]\nlanguage = "de"\n')
     config = read_config(tmp_path / LMS_TOML)
-    write_exports(tmp_path / "de", summaries, None, None, MOODLE_IDS, config)
+    export_finals(tmp_path / "de", summaries, None, None, MOODLE_IDS, config)
     german = tmp_path / "de" / f"moodle_worksheet_{NB}.csv"
     assert _rows(german)[1][0] == "Teilnehmer/in4242"
     assert moodle_worksheet_import(german, *GERMAN) == {"4242": "7"}

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from instructor.lms.export import write_exports
+from instructor.lms.export import write_lms_exports
 from instructor.lms.intake import Intake, read_download, write_submissions
 from instructor.lms.roster import read_roster, roster_path
 from instructor.lms.table import Finals
@@ -164,7 +164,7 @@ def _read_and_export(
         points={(student, NB): 7.0 for student in graded},
         identities=read_roster(roster_path(submitted)),
     )
-    write_exports(tmp_path / "reports", finals)
+    write_lms_exports(tmp_path / "reports", finals)
     return intake, tmp_path / "reports"
 
 

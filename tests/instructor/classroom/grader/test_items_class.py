@@ -67,7 +67,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[Case, dict[str, Ver
     imports = anatomy.imports_source(SOLUTION)
     verdicts: dict[Case, dict[str, Verdict]] = {}
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(probe_kernel, "_namespace", lambda: namespace)
+        patch.setattr(probe_kernel, "_kernel_namespace", lambda: namespace)
         for case in load_cases(A):
             namespace.clear()
             exec(imports, namespace)  # noqa: S102 - the course's own notebook

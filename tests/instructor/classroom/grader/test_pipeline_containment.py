@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from instructor import anatomy, registry
 from instructor.classroom.grader import pipeline as grade_module
 from instructor.classroom.grader.course import STAGING_FOLDER
-from instructor.classroom.grader.integrity import MAX_DEPTH, read_submission
+from instructor.classroom.grader.integrity import MAX_JSON_DEPTH, read_submission
 from instructor.classroom.grader.pipeline import ClassGrader, Unreadable, contain
 from instructor.classroom.grader.records import HandIn, Outcome
 from instructor.classroom.worker.isolation import Isolation, Limits
@@ -68,7 +68,7 @@ def _nested(depth: int) -> Any:
     return value
 
 
-DEEP = st.integers(min_value=MAX_DEPTH - 8, max_value=300).map(_nested)
+DEEP = st.integers(min_value=MAX_JSON_DEPTH - 8, max_value=300).map(_nested)
 NBGRADER_KEYS = st.sampled_from(
     ["grade", "solution", "locked", "points", "grade_id", "schema_version", "checksum", "task"]
 )

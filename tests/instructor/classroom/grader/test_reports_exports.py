@@ -18,7 +18,7 @@ from instructor.classroom.grader.course import (
     late_penalties,
     student_names,
 )
-from instructor.classroom.grader.reports import write_exports, write_reports
+from instructor.classroom.grader.reports import export_finals, write_reports
 from instructor.lms.export import BLACKBOARD_IDENTITY, CANVAS_IDENTITY, EXPORTS, MOODLE_WORKSHEET
 from instructor.lms.roster import LmsIdentity
 from instructor.scratch_course import nbgrader_env
@@ -50,7 +50,7 @@ def test_canvas_import_csv(tmp_path: Path) -> None:
     """Canvas (GradebookImporter; OSU's "Import CSV File for Carmen Grades"): Student, ID,
     SIS User ID, SIS Login ID, Section, the assignments; a "Points Possible" row; students
     matched by SIS Login ID here, which every row has."""
-    write_exports(tmp_path, SUMMARIES, PENALTIES, NAMES)
+    export_finals(tmp_path, SUMMARIES, PENALTIES, NAMES)
     rows = _rows(tmp_path / "canvas.csv")
     assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "x", "y"]
     assert rows[0][:5] == list(CANVAS_IDENTITY)
@@ -65,7 +65,7 @@ def test_canvas_import_csv(tmp_path: Path) -> None:
 def test_moodle_import_csv(tmp_path: Path) -> None:
     """Moodle (Docs "Grade import"; gradeimport_csv): a header row, a column to map to the
     username (a row without its user aborts the import), numbers under the grade items."""
-    write_exports(tmp_path, SUMMARIES, PENALTIES)
+    export_finals(tmp_path, SUMMARIES, PENALTIES)
     header, *rows = _rows(tmp_path / "moodle.csv")
     assert all(len(row) == len(header) and row[0] and _scores(row[1:]) for row in rows)
     with (tmp_path / "moodle.csv").open(newline="") as handle:
@@ -81,7 +81,7 @@ def test_blackboard_upload_csv(tmp_path: Path) -> None:
     """Blackboard (Help, "Uploading or Downloading Grade Center Items for Working Offline"):
     a header row, one record per line, students by Username, every value of a .csv in
     quotes; a column without "|<column id>" becomes a new column."""
-    write_exports(tmp_path, SUMMARIES, PENALTIES, NAMES)
+    export_finals(tmp_path, SUMMARIES, PENALTIES, NAMES)
     text = (tmp_path / "blackboard.csv").read_text(encoding="utf-8")
     assert text.startswith('"Last Name","First Name","Username"')
     quoted = re.compile(r'"(?:[^"]|"")*"(?:,"(?:[^"]|"")*")*')
@@ -114,7 +114,7 @@ def test_lms_download_ids_key_the_canvas_and_moodle_exports(
         ("smithjane_7", "y"): LmsIdentity("canvas", "7"),
         ("jane_smith_4242", "x"): LmsIdentity("moodle", "4242", "Jane Smith"),
     }
-    written = write_exports(tmp_path, summaries, None, {"bob": "Bob Jones"}, identities)
+    written = export_finals(tmp_path, summaries, None, {"bob": "Bob Jones"}, identities)
     assert [p.name for p in written] == [*EXPORTS, "moodle_worksheet_x.csv"]
     canvas = _rows(tmp_path / "canvas.csv")
     assert canvas[2:] == [
@@ -138,7 +138,7 @@ def test_lms_download_ids_key_the_canvas_and_moodle_exports(
     )
     assert "upload moodle_worksheet_x.csv" in caplog.text
     # Without a Moodle download the worksheet goes (it would be stale).
-    write_exports(tmp_path, summaries)
+    export_finals(tmp_path, summaries)
     assert not (tmp_path / "moodle_worksheet_x.csv").exists()
 
 

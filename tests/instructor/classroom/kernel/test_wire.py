@@ -150,7 +150,7 @@ def test_a_tensor_whose_array_disagrees_with_its_dtype_is_refused(tmp_path: Path
 
 def test_nesting_is_bounded(tmp_path: Path) -> None:
     record: dict = {"t": "none"}
-    for _ in range(wire.MAX_DEPTH + 5):
+    for _ in range(wire.MAX_WIRE_DEPTH + 5):
         record = {"t": "list", "items": [record]}
     with pytest.raises(wire.WireError, match="nested too deep"):
         _read(_message(tmp_path, record))
