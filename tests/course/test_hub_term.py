@@ -36,8 +36,8 @@ of the instructor's user (``runuser -l``: ``/etc/profile`` resets ``PATH``, the 
    instructor's server sends ``frame-ancestors 'self'``, students' servers JupyterHub's
    ``'none'``) and grades cat's written answer in formgrader, keys alone, counted; twelve
    more students (:data:`CLASS`) handed in 10 with a written answer only, through the
-   hand-in service with their own hub tokens, and were collected and graded while the
-   others typed; the instructor and a TA (another instructor of the roster, in the
+   hand-in service with their own hub tokens, collected and graded with the others; the
+   instructor and a TA (another instructor of the roster, in the
    instructor's server) grade their answers on the grading page by question at once, keys
    alone, counted (docs/instructors.md's cost table is what was counted); the class grader
    runs again and writes every hand-given score into the reports and the feedback;
@@ -63,10 +63,8 @@ from __future__ import annotations
 import csv
 import json
 import re
-import shlex
 import shutil
 import sqlite3
-import subprocess
 import sys
 import time
 from contextlib import closing
@@ -355,30 +353,6 @@ def hand_in_class(hub: Hub) -> None:
         token = hub.token(student, HANDIN_SCOPES)
         sent = [HAND_IN, hub.settings.handin_url, hub.roster.course, TEN, str(path)]
         hub.run_as(student, sys.executable, "-c", *sent, env=hub.server_env(student, token))
-
-
-def grade_class(hub: Hub) -> subprocess.Popen:
-    """The instructor collects the class's hand-ins and grades them (the class grader,
-    without feedback, one worker: the other core is the browser's) in a login shell of
-    theirs, while the three students type: the main runs then find them recorded."""
-    course = shlex.quote(str(hub.course))
-    command = (
-        f"cd {course} && nbgrader collect --update {TEN} && python -m instructor.classroom "
-        f"grade {TEN} --root {course} --no-feedback --workers 1"
-    )
-    return subprocess.Popen(
-        ["runuser", "-l", INSTRUCTOR, "-c", command],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-
-
-def graded_class(process: subprocess.Popen) -> None:
-    output, _ = process.communicate(timeout=900)
-    assert process.returncode == 0, f"grading the class failed:\n{output[-3000:]}"
-    for line in [line for line in output.splitlines() if "steps (s)" in line][-1:]:
-        print(f"  [{INSTRUCTOR}, the class] {line.strip()}")
 
 
 def set_due_date(hub: Hub, assignment: str, due: datetime) -> None:
@@ -919,7 +893,6 @@ def run_term(hub: Hub, playwright, step) -> None:
         instructor_runs(hub, "nbgrader release_assignment ", TEN)
         step("released 01 (formgrader's Release button) and 10 (the docs' command)")
         hand_in_class(hub)
-        grading = grade_class(hub)
         step(f"{len(CLASS)} more students handed in 10's written answer (the hand-in service)")
 
         solutions = {a: anatomy.solution_sources(anatomy.read_solution(a)) for a in (ONE, TEN)}
@@ -989,8 +962,6 @@ def run_term(hub: Hub, playwright, step) -> None:
             assert tried.returncode != 0 and "Permission denied" in tried.stderr, tried
             assert not forged.exists()
 
-        graded_class(grading)
-        step(f"the class's {len(CLASS)} hand-ins collected and graded (while the others typed)")
         collected = instructor_runs(hub, "nbgrader collect ", ONE)
         instructor_runs(hub, "nbgrader collect ", TEN)
         ben_collected = nbformat.read(
