@@ -214,12 +214,8 @@ def test_the_preprocessor_sanitises() -> None:
 def test_the_class_grader_sanitises_its_autograded_notebooks() -> None:
     """Last of the autograde preprocessors, after the scores are saved (so no score depends
     on it): what formgrader shows is the sanitised notebook."""
-    from types import SimpleNamespace
+    from instructor.classroom.grader.record import replay_steps
 
-    from instructor.classroom.grader.course import NbgraderCourse
-
-    course = SimpleNamespace(root=COURSE_ROOT / "autograder", db_url=None)
-    config = NbgraderCourse._config(course, staged=True)  # type: ignore[arg-type]
-    preprocessors = config.Autograde.autograde_preprocessors
+    preprocessors = replay_steps()
     assert preprocessors[-1] is SanitiseNotebook
     assert [p.__name__ for p in preprocessors].index("SaveAutoGrades") < len(preprocessors) - 1
