@@ -13,7 +13,7 @@ help:
 	@echo "make lab        open the course in JupyterLab (creates .venv the first time)"
 	@echo "make test       lint + the whole test suite (what CI runs)"
 	@echo "make check NB=03_matrix_form   the checks of one notebook: anatomy, release, its"
-	@echo "                grading cases' round trip, nbval (minutes; the suite: 34 on 2 cores)"
+	@echo "                grading cases' round trip, nbval (minutes; the suite: 28-34 on 2 cores)"
 	@echo "make execute NB=01_vector_sets   re-run a solution notebook, storing its outputs"
 	@echo "make release    regenerate notebooks/ from solutions/ (nbgrader generate_assignment),"
 	@echo "                then the self-study edition self_study/ (instructor.self_study)"
