@@ -150,12 +150,18 @@ class ClassGrader:
         """``python -m instructor.classroom items``: the item analysis of the students present
         in ``submitted/``, as ``make grade`` writes it, from the records and the gradebook's
         scores (given by hand since included), grading nothing."""
-        present = {(a, s) for a in assignments for s in self.present(a)}
-        recorded = [s for s in self.state.load(assignments) if (s.assignment, s.student) in present]
+        _, recorded = self._recorded(assignments)
         summaries = without(from_gradebook(self.course, recorded), read_excluded(self.root))
         late = late_hand_ins(self.course, summaries)
         rubrics = rubric_items(self.course.root)
         return write_items(self.reports, summaries, late=late, rubrics=rubrics)
+
+    def _recorded(self, assignments: list[str]) -> tuple[set[tuple[str, str]], list[HandInSummary]]:
+        """(assignment, student) of every hand-in present in ``submitted/``, and the recorded
+        summaries of those (a removed folder drops out)."""
+        present = {(a, s) for a in assignments for s in self.present(a)}
+        recorded = [s for s in self.state.load(assignments) if (s.assignment, s.student) in present]
+        return present, recorded
 
     def present(self, assignment: str) -> list[str]:
         """The students with a folder for ``assignment`` in ``submitted/`` named by a student id."""
@@ -339,10 +345,7 @@ class ClassGrader:
             reports_since = time.perf_counter()
             # Feedback and reports: of the students present in submitted/ (a removed folder
             # drops out); a hand-in graded again gets its feedback again.
-            present = {(a, s) for a in assignments for s in self.present(a)}
-            recorded = [
-                s for s in self.state.load(assignments) if (s.assignment, s.student) in present
-            ]
+            present, recorded = self._recorded(assignments)
             # The gradebook is the record: scores given by hand since (a written answer
             # graded in formgrader) go into the summaries, the state and the feedback.
             summaries = from_gradebook(self.course, recorded)
